@@ -1,0 +1,67 @@
+// `enrichflow dev`: runs the local stack in the foreground until Ctrl-C, and prints how to use it.
+import type { Command } from 'commander';
+import path from 'node:path';
+import { loadConfig } from '../../config/index.js';
+import { createLogger } from '../../lib/logger.js';
+import { startLocalStack } from '../../stack/local-stack.js';
+import { waitForShutdownSignal } from '../signals.js';
+import { localAddOns } from '../local-addons.js';
+
+export function registerDevCommand(program: Command): void {
+  program
+    .command('dev')
+    .description(
+      'Run the local stack (Temporal dev server + Web UI, S3 server, sandbox, worker) until Ctrl-C',
+    )
+    .option('--data-dir <dir>', 'folder for all local state (default: ENRICHFLOW_DATA_DIR or .data)')
+    .option('--free-ports', 'use free ports instead of the defaults (7233, 8233, 7070, 8787)', false)
+    .option('--headless', 'do not start the Temporal Web UI', false)
+    .option('--no-sandbox', 'do not start the sandbox Data Service')
+    .option('--no-worker', 'do not start a worker')
+    .action(
+      async (opts: {
+        dataDir?: string;
+        freePorts: boolean;
+        headless: boolean;
+        sandbox: boolean;
+        worker: boolean;
+      }) => {
+        const config = loadConfig();
+        const logger = createLogger({ name: 'dev', level: config.logLevel });
+        const dataDir = path.resolve(opts.dataDir ?? config.dataDir);
+        const stack = await startLocalStack({
+          dataDir,
+          freePorts: opts.freePorts,
+          headless: opts.headless,
+          logger,
+        });
+        const addOns = await localAddOns.start({
+          stack,
+          dataDir,
+          freePorts: opts.freePorts,
+          sandbox: opts.sandbox,
+          worker: opts.worker,
+          logger,
+        });
+        const env = { ...stack.env, ...addOns.env };
+        const lines = [
+          'enrichflow local stack is running.',
+          `  Temporal:     ${stack.temporal.address} (namespace ${stack.temporal.namespace})`,
+          stack.temporal.uiUrl
+            ? `  Temporal UI:  ${stack.temporal.uiUrl}`
+            : '  Temporal UI:  off (--headless)',
+          `  S3:           ${stack.s3.endpoint} (bucket ${stack.s3.bucket})`,
+          ...addOns.describe,
+          '',
+          'In another terminal, point enrichflow at it with:',
+          ...Object.entries(env).map(([k, v]) => `  export ${k}=${v}`),
+          '',
+          'Press Ctrl-C to stop.',
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+        await waitForShutdownSignal();
+        await addOns.stop();
+        await stack.stop();
+      },
+    );
+}

@@ -1,0 +1,28 @@
+// The `enrichflow` command-line program: builds the command tree and is the only place that exits.
+import { Command } from 'commander';
+import { registerDevCommand } from './commands/dev.js';
+import { registerToolsCommand } from './commands/tools.js';
+import { registerConfigCommand } from './commands/config.js';
+import { exitCodeFor, formatCliError } from './errors.js';
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('enrichflow')
+    .description('Durable enrichment of companies and people into warehouse-ready Parquet, on Temporal.')
+    .showHelpAfterError()
+    .showSuggestionAfterError();
+  registerDevCommand(program);
+  registerToolsCommand(program);
+  registerConfigCommand(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    process.stderr.write(`${formatCliError(error)}\n`);
+    process.exitCode = exitCodeFor(error);
+  }
+}
