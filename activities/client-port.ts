@@ -1,0 +1,36 @@
+// The part of the Data Service client the enrichment activities use, so tests and the worker can hand
+// in the real undici client (or anything with the same calls) without activities knowing which.
+import type { BulkDataset } from '../contract/datasets.js';
+
+export interface RateLimitInfo {
+  limit?: number;
+  remaining?: number;
+  /** Unix seconds when the window frees up. */
+  resetAt?: number;
+}
+
+export interface CallResult<T> {
+  body: T;
+  rateLimit: RateLimitInfo;
+}
+
+export interface MatchItem {
+  name?: string | null;
+  domain?: string | null;
+  url?: string | null;
+  network_url?: string | null;
+}
+
+export interface EnrichmentCalls {
+  matchBusinesses(body: {
+    businesses_to_match: MatchItem[];
+  }): Promise<CallResult<{ matched_businesses: { business_id: string | null }[] }>>;
+  bulkEnrich(
+    dataset: BulkDataset,
+    body: { business_ids: string[]; parameters?: Record<string, unknown> },
+  ): Promise<CallResult<{ data: { business_id: string; data: unknown }[] }>>;
+  enrichHierarchy(body: {
+    business_id: string;
+    parameters?: Record<string, unknown>;
+  }): Promise<CallResult<{ data: unknown }>>;
+}

@@ -1,0 +1,654 @@
+// The enrichment activities, built over their dependencies (a Data Service client, an object-store
+// resolver, a logger). They exchange object keys and counts with workflows; rows stay in the store.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pLimit from 'p-limit';
+import { isBulkDataset } from '../contract/datasets.js';
+import type { Logger } from '../lib/logger.js';
+import { describeBatch } from '../workflows/batch-queue.js';
+import type {
+  BatchFailure,
+  BatchOutcome,
+  BatchRef,
+  EnrichDataset,
+  EnrichPlanSummary,
+  EnrichRunInput,
+  InputSpec,
+  PendingBatches,
+  PlanSummary,
+  RunLocation,
+  RunSummary,
+  StageName,
+  StagePlan,
+  StageResult,
+  TableSummary,
+} from '../workflows/types.js';
+import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js';
+import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
+import { writeParquetTable } from './parquet-tables.js';
+import { InputFileError, planInput } from './plan-input.js';
+import { BATCHES_PER_CHUNK, BATCH_SIZE, runLayout, stageBatching } from './run-layout.js';
+import { RunFiles, type StoreResolver } from './run-files.js';
+import { datasetColumns, datasetRecordStruct } from './table-schema.js';
+
+export { InputFileError } from './plan-input.js';
+
+export interface ActivityDeps {
+  calls: EnrichmentCalls;
+  resolveStore: StoreResolver;
+  logger: Logger;
+  /** Scratch space for DuckDB and downloads; the OS temp folder by default. */
+  workDir?: string;
+  /** Plan files cached per worker process, so a chunk is fetched once for its many batches. */
+  chunkCacheSize?: number;
+}
+
+interface MatchKey extends MatchItem {
+  key_id: number;
+}
+
+/** Thrown when a batch reference points outside its plan file: a defect, never retried. */
+export class BatchPlanError extends Error {
+  override readonly name = 'BatchPlanError';
+}
+
+function heartbeat(details?: unknown): void {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    // Outside an activity (direct calls in tests and benchmarks) there is nobody to tell.
+  }
+}
+
+function attempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
+
+/** Turns a client error into the failure Temporal's retry policy classifies by its `type`. */
+function toActivityFailure(error: unknown, items: number): unknown {
+  if (!(error instanceof Error)) return error;
+  const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
+  switch (error.name) {
+    case 'RateLimitedError':
+      return ApplicationFailure.create({
+        type: error.name,
+        message: error.message,
+        nextRetryDelay: typeof retryAfterMs === 'number' ? Math.max(retryAfterMs, 100) : undefined,
+        cause: error,
+      });
+    case 'ValidationError':
+      return ApplicationFailure.create({
+        type: error.name,
+        message: error.message,
+        nonRetryable: true,
+        details: [{ items }],
+      });
+    case 'AuthError':
+    case 'InsufficientCreditsError':
+      return ApplicationFailure.create({ type: error.name, message: error.message, nonRetryable: true });
+    default:
+      return ApplicationFailure.create({ type: error.name, message: error.message, cause: error });
+  }
+}
+
+/** Waits a little when the service says the key's window is nearly used up, instead of running into 429s. */
+async function easeOff(rateLimit: RateLimitInfo): Promise<void> {
+  const { limit, remaining, resetAt } = rateLimit;
+  if (limit === undefined || remaining === undefined || resetAt === undefined) return;
+  if (remaining > Math.max(2, limit * 0.05)) return;
+  const untilReset = resetAt * 1000 - Date.now();
+  if (untilReset <= 0) return;
+  await delay(Math.min(5_000, untilReset / Math.max(1, remaining)));
+}
+
+function slice<T>(items: T[], ref: BatchRef): T[] {
+  if (ref.offset === undefined) return items;
+  return items.slice(ref.offset, ref.offset + (ref.length ?? items.length));
+}
+
+function toJsonLines(values: unknown[]): string {
+  return values.map((v) => JSON.stringify(v)).join('\n') + (values.length ? '\n' : '');
+}
+
+export function createActivities(deps: ActivityDeps) {
+  const { calls, resolveStore, logger } = deps;
+  const chunkCache = new Map<string, Promise<unknown[][]>>();
+  const chunkCacheSize = deps.chunkCacheSize ?? 256;
+
+  const duck = <T>(fn: (connection: DuckDBConnection, scratch: string) => Promise<T>) =>
+    withDuckDb({ workDir: deps.workDir }, fn);
+
+  function readChunk<T>(files: RunFiles, key: string): Promise<T[][]> {
+    const cacheKey = `${files.store.url}|${files.key(key)}`;
+    let cached = chunkCache.get(cacheKey);
+    if (!cached) {
+      cached = files.getJson<unknown[][]>(key);
+      cached.catch(() => chunkCache.delete(cacheKey));
+      chunkCache.set(cacheKey, cached);
+      if (chunkCache.size > chunkCacheSize) {
+        const oldest = chunkCache.keys().next().value;
+        if (oldest !== undefined) chunkCache.delete(oldest);
+      }
+    }
+    return cached as Promise<T[][]>;
+  }
+
+  async function batchItems<T>(files: RunFiles, chunkKey: string, ref: BatchRef): Promise<T[]> {
+    const chunk = await readChunk<T>(files, chunkKey);
+    const batch = chunk[ref.index];
+    if (!batch) throw new BatchPlanError(`batch ${describeBatch(ref)} is not in ${chunkKey}`);
+    return slice(batch, ref);
+  }
+
+  /** Writes `<table>`-shaped batches of items as plan files of `perChunk` batches each. */
+  async function writeChunks(
+    connection: DuckDBConnection,
+    files: RunFiles,
+    sql: string,
+    total: number,
+    batchSize: number,
+    perChunk: number,
+    keyFor: (chunk: number) => string,
+    toItem: (row: Record<string, unknown>) => unknown = (row) => row,
+  ): Promise<number> {
+    const perFile = batchSize * perChunk;
+    const chunks = Math.ceil(total / perFile);
+    const limit = pLimit(8);
+    const uploads: Promise<void>[] = [];
+    for (let chunk = 0; chunk < chunks; chunk += 1) {
+      const rows = await queryRows(connection, `${sql} LIMIT ${perFile} OFFSET ${chunk * perFile}`);
+      const items = rows.map(toItem);
+      const batches: unknown[][] = [];
+      for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
+      uploads.push(limit(() => files.putJson(keyFor(chunk), batches)));
+      if (chunk % 50 === 0) heartbeat({ chunk });
+    }
+    await Promise.all(uploads);
+    return Math.ceil(total / batchSize);
+  }
+
+  async function downloadAll(files: RunFiles, keys: string[], dir: string): Promise<string[]> {
+    await mkdir(dir, { recursive: true });
+    const limit = pLimit(16);
+    let done = 0;
+    return Promise.all(
+      keys.map((key, i) =>
+        limit(async () => {
+          const local = path.join(dir, `${String(i).padStart(7, '0')}.jsonl`);
+          await files.store.downloadToFile(files.key(key), local);
+          if (++done % 500 === 0) heartbeat({ downloaded: done });
+          return local;
+        }),
+      ),
+    );
+  }
+
+  return {
+    /** Reads the input, rejects unusable rows, and writes the match plan (or, with ids given, the row table). */
+    planRun: async ({ run, input }: { run: RunLocation; input: InputSpec }): Promise<PlanSummary> => {
+      const files = RunFiles.open(resolveStore, run);
+      const source = resolveStore(input.location);
+      const info = await source.store.head(source.prefix);
+      if (!info) throw new InputFileError(`${input.location}: no such file`);
+      return duck(async (connection, scratch) => {
+        let localFile = source.store.localPath(source.prefix);
+        if (!localFile) {
+          localFile = path.join(scratch, `input${path.extname(source.prefix)}`);
+          await source.store.downloadToFile(source.prefix, localFile);
+        }
+        heartbeat({ step: 'reading input' });
+        const planned = await planInput(connection, localFile, input);
+        const rowsFile = path.join(scratch, 'rows.parquet');
+        await connection.run(`COPY rows TO ${sqlString(rowsFile)} (FORMAT PARQUET, COMPRESSION ZSTD)`);
+        await files.store.putFile(files.key(runLayout.plannedRows), rowsFile);
+        await writeParquetTable(
+          connection,
+          files,
+          'rejects',
+          'SELECT row_number, reason, record FROM rejects ORDER BY row_number',
+          scratch,
+        );
+        let match: StagePlan | undefined;
+        if (!planned.idsProvided && planned.uniqueKeys > 0) {
+          const totalBatches = await writeChunks(
+            connection,
+            files,
+            'SELECT key_id, name, domain, url, network_url FROM keys ORDER BY key_id',
+            planned.uniqueKeys,
+            BATCH_SIZE,
+            BATCHES_PER_CHUNK,
+            runLayout.matchChunk,
+          );
+          match = {
+            stage: 'match',
+            totalBatches,
+            batchesPerChunk: BATCHES_PER_CHUNK,
+            totalItems: planned.uniqueKeys,
+          };
+        }
+        const summary: PlanSummary = {
+          inputRows: planned.inputRows,
+          rejectedRows: planned.rejectedRows,
+          uniqueKeys: planned.uniqueKeys,
+          idsProvided: planned.idsProvided,
+          ...(match ? { match } : {}),
+        };
+        await files.putJson(runLayout.planSummary, { ...summary, columns: planned.mapping });
+        logger.info({ runId: run.runId, ...summary }, 'planned run');
+        return summary;
+      });
+    },
+
+    /** One call to the service for one batch; its records go to the batch's result file. */
+    callBatch: async ({
+      run,
+      stage,
+      batch,
+      parameters,
+    }: {
+      run: RunLocation;
+      stage: StageName;
+      batch: BatchRef;
+      parameters?: Record<string, unknown>;
+    }): Promise<BatchOutcome> => {
+      const files = RunFiles.open(resolveStore, run);
+      heartbeat();
+      if (stage === 'match') {
+        const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
+        const items = keys.map(({ key_id: _id, ...fields }) =>
+          Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)),
+        );
+        let response;
+        try {
+          response = await calls.matchBusinesses({ businesses_to_match: items });
+        } catch (error) {
+          throw toActivityFailure(error, items.length);
+        }
+        const results = keys.map((key, i) => ({
+          key_id: key.key_id,
+          business_id: response.body.matched_businesses[i]?.business_id ?? null,
+        }));
+        await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
+        await easeOff(response.rateLimit);
+        const matched = results.filter((r) => r.business_id !== null).length;
+        return { records: matched, misses: results.length - matched, calls: attempt() };
+      }
+      const { batchSize, batchesPerChunk } = stageBatching(stage);
+      if (batch.index >= batchesPerChunk)
+        throw new BatchPlanError(`batch ${describeBatch(batch)} is out of range`);
+      const ids = await batchItems<string>(files, runLayout.idChunk(batchSize, batch.chunk), batch);
+      let lines: { business_id: string; data: unknown }[];
+      let rateLimit: RateLimitInfo;
+      try {
+        if (stage === 'company_hierarchies') {
+          const [businessId] = ids;
+          if (!businessId) throw new BatchPlanError(`batch ${describeBatch(batch)} is empty`);
+          const response = await calls.enrichHierarchy({
+            business_id: businessId,
+            ...(parameters ? { parameters } : {}),
+          });
+          lines = response.body.data ? [{ business_id: businessId, data: response.body.data }] : [];
+          rateLimit = response.rateLimit;
+        } else if (isBulkDataset(stage)) {
+          const response = await calls.bulkEnrich(stage, {
+            business_ids: ids,
+            ...(parameters ? { parameters } : {}),
+          });
+          lines = response.body.data;
+          rateLimit = response.rateLimit;
+        } else {
+          throw new BatchPlanError(`unknown stage ${String(stage)}`);
+        }
+      } catch (error) {
+        if (error instanceof BatchPlanError) throw error;
+        throw toActivityFailure(error, ids.length);
+      }
+      await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(lines));
+      await easeOff(rateLimit);
+      return { records: lines.length, misses: ids.length - lines.length, calls: attempt() };
+    },
+
+    /** Joins match results to the input rows (the `matches` table) and plans the id batches of each dataset. */
+    buildEnrichPlan: async ({
+      run,
+      datasets,
+      idsProvided,
+      append = false,
+    }: {
+      run: RunLocation;
+      datasets: EnrichDataset[];
+      idsProvided: boolean;
+      /**
+       * Keep the existing id plan and add batches only for ids it lacks (after a retry matched more
+       * rows); the added batches are returned per stage.
+       */
+      append?: boolean;
+    }): Promise<EnrichPlanSummary & { appended: PendingBatches[] }> => {
+      const files = RunFiles.open(resolveStore, run);
+      return duck(async (connection, scratch) => {
+        const rowsFile = path.join(scratch, 'rows.parquet');
+        await files.store.downloadToFile(files.key(runLayout.plannedRows), rowsFile);
+        await connection.run(`CREATE TABLE rows AS SELECT * FROM read_parquet(${sqlString(rowsFile)})`);
+        const inputColumns = (await queryRows<{ column_name: string }>(connection, 'DESCRIBE rows'))
+          .map((c) => c.column_name)
+          .filter((c) => c.startsWith('input_'))
+          .map((c) => `r."${c.replaceAll('"', '""')}"`);
+        const inputs = inputColumns.length ? `${inputColumns.join(', ')}, ` : '';
+        if (idsProvided) {
+          await connection.run(
+            `CREATE TABLE matched AS SELECT r.row_number, ${inputs}r.business_id, 'provided' AS match_status FROM rows r`,
+          );
+        } else {
+          const resultKeys = await files.list(runLayout.resultsPrefix('match'));
+          const local = await downloadAll(files, resultKeys, path.join(scratch, 'match-results'));
+          const source = local.length
+            ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = {key_id: 'BIGINT', business_id: 'VARCHAR'})`
+            : `(SELECT NULL::BIGINT AS key_id, NULL::VARCHAR AS business_id WHERE false)`;
+          await connection.run(`CREATE TABLE results AS SELECT DISTINCT key_id, business_id FROM ${source}`);
+          await connection.run(
+            `CREATE TABLE matched AS SELECT r.row_number, ${inputs}m.business_id,
+               CASE WHEN m.key_id IS NULL THEN 'match_failed' WHEN m.business_id IS NULL THEN 'unmatched' ELSE 'matched' END AS match_status
+             FROM rows r LEFT JOIN results m ON m.key_id = r.key_id`,
+          );
+        }
+        await writeParquetTable(
+          connection,
+          files,
+          'matches',
+          'SELECT * FROM matched ORDER BY row_number',
+          scratch,
+        );
+        await connection.run(
+          `CREATE TABLE ids AS SELECT business_id FROM matched WHERE business_id IS NOT NULL
+             GROUP BY business_id ORDER BY min(row_number)`,
+        );
+        const [counts] = await queryRows<{ matched: number; unmatched: number; ids: number }>(
+          connection,
+          `SELECT count(*) FILTER (WHERE business_id IS NOT NULL) AS matched, count(*) FILTER (WHERE business_id IS NULL) AS unmatched,
+                  (SELECT count(*) FROM ids) AS ids FROM matched`,
+        );
+        const uniqueIds = Number(counts?.ids ?? 0);
+        const stages: StagePlan[] = [];
+        const appended: PendingBatches[] = [];
+        const written = new Map<number, { totalBatches: number; added: BatchRef[] }>();
+        for (const dataset of datasets) {
+          const { batchSize, batchesPerChunk } = stageBatching(dataset);
+          let plan = written.get(batchSize);
+          if (!plan) {
+            plan = append
+              ? await appendIdChunks(connection, files, batchSize, batchesPerChunk, scratch)
+              : {
+                  totalBatches: await writeChunks(
+                    connection,
+                    files,
+                    'SELECT business_id FROM ids ORDER BY rowid',
+                    uniqueIds,
+                    batchSize,
+                    batchesPerChunk,
+                    (chunk) => runLayout.idChunk(batchSize, chunk),
+                    (row) => row.business_id,
+                  ),
+                  added: [],
+                };
+            written.set(batchSize, plan);
+          }
+          stages.push({
+            stage: dataset,
+            totalBatches: plan.totalBatches,
+            batchesPerChunk,
+            totalItems: uniqueIds,
+          });
+          if (plan.added.length) appended.push({ stage: dataset, batches: plan.added });
+        }
+        return {
+          matchedRows: Number(counts?.matched ?? 0),
+          unmatchedRows: Number(counts?.unmatched ?? 0),
+          uniqueIds,
+          stages,
+          appended,
+        };
+      });
+    },
+
+    /**
+     * Gathers the failed batches recorded for a run and moves their records aside (under
+     * `_work/failures-retried/<retryId>/`), so the batches that fail again are the only ones recorded.
+     */
+    planRetry: async ({ run, retryId }: { run: RunLocation; retryId: string }): Promise<PendingBatches[]> => {
+      const files = RunFiles.open(resolveStore, run);
+      const byStage = new Map<StageName, BatchRef[]>();
+      for (const key of await files.list(runLayout.failuresPrefix)) {
+        const record = await files.getJson<{ stage: StageName; failures: BatchFailure[] }>(key);
+        const refs = byStage.get(record.stage) ?? [];
+        refs.push(...record.failures.map((f) => f.batch));
+        byStage.set(record.stage, refs);
+        await files.store.put(
+          files.key(`_work/failures-retried/${retryId}/${key.slice(runLayout.failuresPrefix.length)}`),
+          JSON.stringify(record),
+        );
+        await files.store.delete(files.key(key));
+      }
+      return [...byStage.entries()].map(([stage, batches]) => ({ stage, batches }));
+    },
+
+    /** Appends failed batches to the run's failure records; returns the key written. */
+    recordFailures: async ({
+      run,
+      stage,
+      sequence,
+      generation,
+      failures,
+    }: {
+      run: RunLocation;
+      stage: StageName;
+      sequence: number;
+      generation: number;
+      failures: BatchFailure[];
+    }): Promise<string> => {
+      const files = RunFiles.open(resolveStore, run);
+      const key = runLayout.failures(stage, generation, sequence);
+      await files.putJson(key, { stage, failures });
+      return key;
+    },
+
+    /** Merges a dataset's batch results into its Parquet table, typed from the contract. */
+    commitTable: async ({
+      run,
+      dataset,
+    }: {
+      run: RunLocation;
+      dataset: EnrichDataset;
+    }): Promise<TableSummary> => {
+      const files = RunFiles.open(resolveStore, run);
+      // Any rewrite of a table invalidates a previous commit of this run.
+      await files.store.delete(files.key(runLayout.success));
+      return duck(async (connection, scratch) => {
+        const keys = await files.list(runLayout.resultsPrefix(dataset));
+        const local = await downloadAll(files, keys, path.join(scratch, 'results'));
+        const columns = datasetColumns(dataset).slice(1);
+        const struct = datasetRecordStruct(dataset);
+        const source = local.length
+          ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = {business_id: 'VARCHAR', data: ${sqlString(struct)}})`
+          : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
+        const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
+        heartbeat({ dataset, files: local.length });
+        return writeParquetTable(
+          connection,
+          files,
+          dataset,
+          `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source}
+             QUALIFY row_number() OVER (PARTITION BY business_id) = 1 ORDER BY business_id`,
+          scratch,
+        );
+      });
+    },
+
+    /** Writes the failures table, `manifest.json`, and finally `_SUCCESS`. */
+    commitRun: async (input: {
+      run: RunLocation;
+      request: EnrichRunInput;
+      retries?: string[];
+      jobName: string;
+      plan: PlanSummary;
+      enrichPlan: EnrichPlanSummary;
+      stages: StageResult[];
+      datasetTables: TableSummary[];
+      startedAt: string;
+    }): Promise<RunSummary> => {
+      const { run } = input;
+      const files = RunFiles.open(resolveStore, run);
+      const failuresTable = await duck(async (connection, scratch) => {
+        const rows: unknown[] = [];
+        {
+          for (const key of await files.list(runLayout.failuresPrefix)) {
+            const record = await files.getJson<{ stage: StageName; failures: BatchFailure[] }>(key);
+            for (const failure of record.failures) {
+              const items = await failedItems(files, record.stage, failure.batch);
+              rows.push({
+                stage: record.stage,
+                batch: describeBatch(failure.batch),
+                error_type: failure.errorType,
+                message: failure.message,
+                attempts: failure.attempts,
+                items,
+              });
+            }
+          }
+        }
+        const jsonl = path.join(scratch, 'failures.jsonl');
+        await writeFile(jsonl, toJsonLines(rows));
+        const source = rows.length
+          ? `read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = {stage: 'VARCHAR', batch: 'VARCHAR', error_type: 'VARCHAR', message: 'VARCHAR', attempts: 'INTEGER', items: 'VARCHAR[]'})`
+          : `(SELECT NULL::VARCHAR AS stage, NULL::VARCHAR AS batch, NULL::VARCHAR AS error_type, NULL::VARCHAR AS message, NULL::INTEGER AS attempts, NULL::VARCHAR[] AS items WHERE false)`;
+        return writeParquetTable(
+          connection,
+          files,
+          'failures',
+          `SELECT * FROM ${source} ORDER BY stage, batch`,
+          scratch,
+        );
+      });
+      const matches = await files.getJson<TableSummary>('_work/tables/matches.json');
+      const rejects = await files.getJson<TableSummary>('_work/tables/rejects.json');
+      const tables = [...input.datasetTables, matches, rejects, failuresTable];
+      const finishedAt = new Date().toISOString();
+      const failedBatches = failuresTable.rows;
+      const status: RunSummary['status'] = failedBatches > 0 ? 'completed_with_failures' : 'completed';
+      const manifest = {
+        manifest_version: 1,
+        run_id: run.runId,
+        job_name: input.jobName,
+        status,
+        datasets: input.request.datasets,
+        input: input.request.input.location,
+        retries: input.retries ?? [],
+        started_at: input.startedAt,
+        finished_at: finishedAt,
+        location: files.url,
+        counts: {
+          input_rows: input.plan.inputRows,
+          rejected_rows: input.plan.rejectedRows,
+          unique_match_keys: input.plan.idsProvided ? 0 : input.plan.uniqueKeys,
+          matched_rows: input.enrichPlan.matchedRows,
+          unmatched_rows: input.enrichPlan.unmatchedRows,
+          unique_business_ids: input.enrichPlan.uniqueIds,
+          failed_batches: failedBatches,
+        },
+        stages: input.stages.map((s) => ({
+          stage: s.stage,
+          batches: s.totalBatches,
+          done_batches: s.doneBatches,
+          failed_batches: s.failedBatches,
+          records: s.records,
+          misses: s.misses,
+          calls: s.calls,
+          started_at: new Date(s.startedAt).toISOString(),
+          finished_at: new Date(s.updatedAt).toISOString(),
+          seconds: Math.round((s.updatedAt - s.startedAt) / 100) / 10,
+        })),
+        tables: tables.map((t) => ({ name: t.table, rows: t.rows, files: t.files, columns: t.columns })),
+      };
+      const summary: RunSummary = {
+        runId: run.runId,
+        request: input.request,
+        ...(input.retries?.length ? { retries: input.retries } : {}),
+        jobName: input.jobName,
+        status,
+        outputPrefix: files.url,
+        manifestKey: runLayout.manifest,
+        plan: input.plan,
+        enrichPlan: input.enrichPlan,
+        stages: input.stages,
+        tables,
+        failedBatches,
+        startedAt: input.startedAt,
+        finishedAt,
+      };
+      await files.putJson(runLayout.runSummary, summary);
+      await files.putJson(runLayout.manifest, manifest);
+      await files.putJson(runLayout.success, { run_id: run.runId, finished_at: finishedAt });
+      logger.info({ runId: run.runId, status, failedBatches }, 'committed run');
+      return summary;
+    },
+  };
+
+  /** Adds plan files for ids of `ids` that the existing plan files of this batch size lack. */
+  async function appendIdChunks(
+    connection: DuckDBConnection,
+    files: RunFiles,
+    batchSize: number,
+    batchesPerChunk: number,
+    scratch: string,
+  ): Promise<{ totalBatches: number; added: BatchRef[] }> {
+    const existing = await files.list(`_work/plan/ids-${batchSize}/`);
+    const local = await downloadAll(files, existing, path.join(scratch, `ids-${batchSize}`));
+    const known = local.length
+      ? `SELECT unnest(unnest(json_transform(json, '["VARCHAR"]')::VARCHAR[][])) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
+      : `SELECT NULL::VARCHAR AS business_id WHERE false`;
+    await connection.run(`CREATE OR REPLACE TABLE known_ids AS ${known}`);
+    const [old] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM known_ids');
+    await connection.run(
+      `CREATE OR REPLACE TABLE new_ids AS SELECT business_id FROM ids WHERE business_id NOT IN (SELECT business_id FROM known_ids) ORDER BY rowid`,
+    );
+    const [fresh] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM new_ids');
+    const oldBatches = Math.ceil(Number(old?.n ?? 0) / batchSize);
+    const newCount = Number(fresh?.n ?? 0);
+    const firstChunk = existing.length;
+    const added: BatchRef[] = [];
+    if (newCount > 0) {
+      const batches = await writeChunks(
+        connection,
+        files,
+        'SELECT business_id FROM new_ids ORDER BY rowid',
+        newCount,
+        batchSize,
+        batchesPerChunk,
+        (chunk) => runLayout.idChunk(batchSize, firstChunk + chunk),
+        (row) => row.business_id,
+      );
+      for (let b = 0; b < batches; b += 1) {
+        added.push({ chunk: firstChunk + Math.floor(b / batchesPerChunk), index: b % batchesPerChunk });
+      }
+    }
+    return { totalBatches: oldBatches + added.length, added };
+  }
+
+  /** The ids (or match keys, as JSON) of a failed batch, for the failures table. */
+  async function failedItems(files: RunFiles, stage: StageName, ref: BatchRef): Promise<string[]> {
+    if (stage === 'match') {
+      const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(ref.chunk), ref);
+      return keys.map((k) => JSON.stringify(k));
+    }
+    const { batchSize } = stageBatching(stage);
+    return batchItems<string>(files, runLayout.idChunk(batchSize, ref.chunk), ref);
+  }
+}
+
+export type PipelineActivities = ReturnType<typeof createActivities>;

@@ -1,0 +1,130 @@
+// `enrichflow enrich` (a job from flags) and `enrichflow run job.yaml` (a job from a spec file).
+import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { loadConfig } from '../../config/index.js';
+import { readJobSpecFile, validateJobSpec, type JobSpec } from '../../jobs/job-spec.js';
+import { connectClient } from '../../workers/temporal-connection.js';
+import { UsageError } from '../errors.js';
+import { followRun, formatSummary, startRun } from '../start-run.js';
+
+interface RunFlags {
+  wait: boolean;
+  json: boolean;
+}
+
+interface EnrichFlags extends RunFlags {
+  input: string;
+  datasets: string;
+  output: string;
+  jobName?: string;
+  parameters?: string;
+  map?: string;
+  format?: string;
+  delimiter?: string;
+  runKey?: string;
+  window?: number;
+}
+
+async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
+  const config = loadConfig();
+  const client = await connectClient(config.temporal);
+  try {
+    const { runId, started } = await startRun(client, config, spec);
+    process.stderr.write(
+      started
+        ? `started run ${runId}\n`
+        : `run ${runId} already exists (same job and input); showing it instead of starting it again\n`,
+    );
+    if (!flags.wait) {
+      process.stdout.write(flags.json ? `${JSON.stringify({ runId })}\n` : `${runId}\n`);
+      return;
+    }
+    const summary = await followRun(client, runId, { out: process.stderr });
+    process.stdout.write(
+      flags.json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatSummary(summary)}\n`,
+    );
+  } finally {
+    await client.connection.close();
+  }
+}
+
+function parseColumnMap(text: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const [field, column] = pair.split('=').map((s) => s.trim());
+    if (!field || !column)
+      throw new UsageError(
+        `--map: expected field=column pairs such as name=Company,domain=Website; got "${pair}"`,
+      );
+    map[field] = column;
+  }
+  return map;
+}
+
+function readParameters(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`--parameters ${file}: cannot read it as JSON (${(error as Error).message})`);
+  }
+}
+
+export function registerEnrichCommands(program: Command): void {
+  program
+    .command('enrich')
+    .description('Enrich the companies of an input file into Parquet tables, one per dataset')
+    .requiredOption(
+      '--input <location>',
+      'input file: s3://bucket/key, a local path or file:// URL (.csv, .jsonl, .parquet)',
+    )
+    .requiredOption(
+      '--datasets <list>',
+      'comma-separated datasets, e.g. firmographics,technographics,company_hierarchies',
+    )
+    .requiredOption('--output <location>', 'output prefix: s3://bucket/prefix/ or a local folder')
+    .option('--job-name <name>', 'job name (default: the input file name); part of the run id')
+    .option(
+      '--parameters <file>',
+      'JSON file of per-dataset parameters, e.g. {"financial_indicators":{"date":"…"}}',
+    )
+    .option(
+      '--map <pairs>',
+      'explicit columns, e.g. name=Company,domain=Website (default: recognised by name)',
+    )
+    .option('--format <format>', 'csv, jsonl or parquet (default: from the file extension)')
+    .option('--delimiter <char>', 'CSV delimiter (default: detected)')
+    .option('--run-key <key>', 'run key (default: a hash of the job and the input file); same key, same run')
+    .option('--window <n>', 'batch calls in flight per dataset', (v) => Number(v))
+    .option('--no-wait', 'print the run id and return instead of following the run')
+    .option('--json', 'print the summary as JSON', false)
+    .action(async (opts: EnrichFlags) => {
+      const raw = {
+        ...(opts.jobName ? { job_name: opts.jobName } : {}),
+        input: {
+          location: opts.input,
+          ...(opts.format ? { format: opts.format } : {}),
+          ...(opts.delimiter ? { delimiter: opts.delimiter } : {}),
+          ...(opts.map ? { columns: parseColumnMap(opts.map) } : {}),
+        },
+        datasets: opts.datasets
+          .split(',')
+          .map((d) => d.trim())
+          .filter(Boolean),
+        output: opts.output,
+        ...(opts.parameters ? { parameters: readParameters(opts.parameters) } : {}),
+        ...(opts.runKey ? { run_key: opts.runKey } : {}),
+        ...(opts.window !== undefined ? { window_size: opts.window } : {}),
+      };
+      await launch(validateJobSpec(raw, 'the command line'), opts);
+    });
+
+  program
+    .command('run')
+    .description('Run the job described by a job spec file (YAML or JSON), as schedules do')
+    .argument('<job-file>', 'job spec file')
+    .option('--no-wait', 'print the run id and return instead of following the run')
+    .option('--json', 'print the summary as JSON', false)
+    .action(async (file: string, opts: RunFlags) => {
+      await launch(readJobSpecFile(file), opts);
+    });
+}

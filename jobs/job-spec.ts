@@ -1,0 +1,153 @@
+// A job spec: what to enrich, from where, to where. The same shape comes from `enrichflow enrich`
+// flags or a YAML/JSON file (`enrichflow run job.yaml`), which schedules also use. Validated once,
+// with every problem named by its field.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+import { parse as parseYaml } from 'yaml';
+import { BULK_DATASETS } from '../contract/datasets.js';
+import type { EnrichDataset, EnrichRunInput } from '../workflows/types.js';
+
+export const ENRICH_DATASETS: readonly EnrichDataset[] = [...BULK_DATASETS, 'company_hierarchies'];
+
+/** Thrown when a job spec (file or flags) is invalid; the message names each field at fault. */
+export class JobSpecError extends Error {
+  override readonly name = 'JobSpecError';
+  readonly code = 'JOB_SPEC_INVALID';
+}
+
+const JOB_NAME = '^[a-z0-9][a-z0-9._-]{0,62}$';
+
+export const JobSpecSchema = Type.Object(
+  {
+    job_name: Type.Optional(Type.String({ pattern: JOB_NAME })),
+    input: Type.Object(
+      {
+        location: Type.String({ minLength: 1 }),
+        format: Type.Optional(
+          Type.Union([Type.Literal('csv'), Type.Literal('jsonl'), Type.Literal('parquet')]),
+        ),
+        delimiter: Type.Optional(Type.String({ minLength: 1, maxLength: 1 })),
+        columns: Type.Optional(
+          Type.Object(
+            {
+              name: Type.Optional(Type.String({ minLength: 1 })),
+              domain: Type.Optional(Type.String({ minLength: 1 })),
+              url: Type.Optional(Type.String({ minLength: 1 })),
+              network_url: Type.Optional(Type.String({ minLength: 1 })),
+              business_id: Type.Optional(Type.String({ minLength: 1 })),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    datasets: Type.Array(Type.String(), { minItems: 1 }),
+    output: Type.String({ minLength: 1 }),
+    parameters: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
+    run_key: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
+    window_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+  },
+  { additionalProperties: false },
+);
+export type JobSpec = Static<typeof JobSpecSchema>;
+
+function fieldName(instancePath: string): string {
+  return instancePath.replace(/^\//, '').replaceAll('/', '.') || '(top level)';
+}
+
+/** Checks a parsed spec; `source` names the file or "flags" in messages. */
+export function validateJobSpec(value: unknown, source: string): JobSpec {
+  const problems: string[] = [];
+  for (const error of Value.Errors(JobSpecSchema, value)) {
+    const where = fieldName(error.instancePath);
+    const extra = (error.params as { additionalProperties?: string[] } | undefined)?.additionalProperties;
+    problems.push(
+      extra
+        ? `${where}: unknown field ${extra.map((e) => `"${e}"`).join(', ')}`
+        : `${where}: ${error.message}`,
+    );
+  }
+  if (problems.length === 0) {
+    const spec = value as JobSpec;
+    spec.datasets.forEach((dataset, i) => {
+      if (!(ENRICH_DATASETS as readonly string[]).includes(dataset)) {
+        problems.push(
+          `datasets[${i}]: "${dataset}" is not a dataset; expected one of ${ENRICH_DATASETS.join(', ')}`,
+        );
+      }
+    });
+    if (new Set(spec.datasets).size !== spec.datasets.length)
+      problems.push('datasets: a dataset is listed twice');
+    for (const name of Object.keys(spec.parameters ?? {})) {
+      if (!spec.datasets.includes(name)) problems.push(`parameters.${name}: not one of the job's datasets`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new JobSpecError(
+      `${source} is not a valid job spec:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
+  }
+  return value as JobSpec;
+}
+
+export function readJobSpecFile(file: string): JobSpec {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new JobSpecError(`${file}: cannot read the job spec (${(error as Error).message})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new JobSpecError(
+      `${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`,
+    );
+  }
+  const spec = validateJobSpec(parsed, file);
+  // Relative local paths in a spec file are relative to the file, so specs can live beside their data.
+  const base = path.dirname(path.resolve(file));
+  const resolveLocal = (location: string) =>
+    /^[a-z][a-z0-9+.-]*:/i.test(location) || path.isAbsolute(location)
+      ? location
+      : path.join(base, location) + (location.endsWith('/') ? '/' : '');
+  return {
+    ...spec,
+    input: { ...spec.input, location: resolveLocal(spec.input.location) },
+    output: resolveLocal(spec.output),
+  };
+}
+
+/** The job name of a spec: given, or taken from the input file's name. */
+export function jobNameOf(spec: JobSpec): string {
+  if (spec.job_name) return spec.job_name;
+  const base = path.basename(spec.input.location).replace(/\.[^.]*$/, '');
+  const name = base
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 63);
+  return name || 'enrich';
+}
+
+/** The workflow input of a spec, given the run key chosen for it. */
+export function toRunInput(spec: JobSpec, runKey: string): EnrichRunInput {
+  return {
+    jobName: jobNameOf(spec),
+    runKey,
+    input: {
+      location: spec.input.location,
+      ...(spec.input.format ? { format: spec.input.format } : {}),
+      ...(spec.input.delimiter ? { delimiter: spec.input.delimiter } : {}),
+      ...(spec.input.columns ? { columns: spec.input.columns } : {}),
+    },
+    output: spec.output,
+    datasets: spec.datasets as EnrichDataset[],
+    ...(spec.parameters ? { parameters: spec.parameters } : {}),
+    ...(spec.window_size ? { windowSize: spec.window_size } : {}),
+  };
+}

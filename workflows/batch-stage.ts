@@ -1,0 +1,225 @@
+// One stage of a run (matching, or one dataset): a sliding window of batch activities on the API task
+// queue, where the rate budget lives. Rejected batches are split to isolate bad ids, failed batches are
+// recorded rather than retried forever, and the stage continues as new before its history grows large.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { PipelineActivities } from '../activities/index.js';
+import { BatchQueue, type BatchQueueState } from './batch-queue.js';
+import type {
+  BatchFailure,
+  BatchOutcome,
+  BatchRef,
+  RunLocation,
+  StagePlan,
+  StageProgress,
+  StageResult,
+} from './types.js';
+import { QUERY_PROGRESS } from './types.js';
+
+/**
+ * Error types that retrying cannot fix: a bad key, no credits, a request the service rejects, or a
+ * broken plan. Must cover the client's non-retryable errors (a unit test checks it).
+ */
+export const NON_RETRYABLE_API_ERRORS = [
+  'AuthError',
+  'InsufficientCreditsError',
+  'ValidationError',
+  'NotFoundError',
+  'RequestRejectedError',
+  'DataServiceError',
+  'BatchPlanError',
+];
+
+/** Errors that stop the whole run instead of being recorded per batch. */
+const FATAL_ERRORS = new Set(['AuthError', 'InsufficientCreditsError']);
+
+const API_ATTEMPTS = 8;
+
+// Calls to the service: retried with backoff for timeouts, 5xx and 429 (whose Retry-After the activity
+// passes on as the next retry delay); up to 8 attempts, then the batch is recorded as failed.
+function apiActivities(taskQueue: string) {
+  const options: ActivityOptions = {
+    taskQueue,
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: API_ATTEMPTS,
+      nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
+    },
+  };
+  return proxyActivities<PipelineActivities>(options);
+}
+
+// Bookkeeping in the object store: fast and local, so short timeouts and plenty of retries.
+const { recordFailures } = proxyActivities<PipelineActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumInterval: '30 seconds' },
+});
+
+export const stageProgressQuery = defineQuery<StageProgress>(QUERY_PROGRESS);
+
+export interface BatchStageInput {
+  run: RunLocation;
+  plan: StagePlan;
+  apiTaskQueue: string;
+  /** Batch activities in flight at once. */
+  windowSize: number;
+  /** Per-dataset `parameters` for the service. */
+  parameters?: Record<string, unknown>;
+  /** Run only these batches instead of the whole plan (a retry of failed batches). */
+  explicitBatches?: BatchRef[];
+  /** State carried across continue-as-new. */
+  carry?: StageCarry;
+}
+
+export interface StageCarry {
+  queue: BatchQueueState;
+  counters: Pick<
+    StageProgress,
+    'doneBatches' | 'failedBatches' | 'records' | 'misses' | 'calls' | 'startedAt'
+  >;
+  failureFiles: string[];
+  generation: number;
+}
+
+/** Batches completed per workflow run before continuing as new, whatever the server suggests. */
+const BATCHES_PER_GENERATION = 1_500;
+/** Failures kept in memory before they are written to the object store. */
+const FAILURE_FLUSH_SIZE = 200;
+
+interface FailureDetails {
+  items?: number;
+}
+
+function failureDetails(failure: ApplicationFailure): FailureDetails {
+  const first: unknown = failure.details?.[0];
+  return first && typeof first === 'object' ? first : {};
+}
+
+export async function batchStageWorkflow(input: BatchStageInput): Promise<StageResult> {
+  const { run, plan } = input;
+  const { callBatch } = apiActivities(input.apiTaskQueue);
+  const carry = input.carry;
+  const queue = new BatchQueue(
+    plan.totalBatches,
+    plan.batchesPerChunk,
+    carry?.queue ??
+      (input.explicitBatches ? { next: plan.totalBatches, splits: input.explicitBatches } : undefined),
+  );
+  const counters = carry?.counters ?? {
+    doneBatches: 0,
+    failedBatches: 0,
+    records: 0,
+    misses: 0,
+    calls: 0,
+    startedAt: Date.now(),
+  };
+  const failureFiles = [...(carry?.failureFiles ?? [])];
+  const generation = carry?.generation ?? 0;
+  const pendingFailures: BatchFailure[] = [];
+  let inFlight = 0;
+  let completedThisGeneration = 0;
+  let fatal: ApplicationFailure | undefined;
+
+  const progress = (): StageProgress => ({
+    stage: plan.stage,
+    totalBatches: plan.totalBatches,
+    ...counters,
+    inFlight,
+    updatedAt: Date.now(),
+  });
+  setHandler(stageProgressQuery, progress);
+
+  const onSuccess = (outcome: BatchOutcome) => {
+    counters.doneBatches += 1;
+    counters.records += outcome.records;
+    counters.misses += outcome.misses;
+    counters.calls += outcome.calls;
+  };
+
+  const onFailure = (ref: BatchRef, error: unknown) => {
+    const cause = error instanceof ActivityFailure ? error.cause : error;
+    const app = cause instanceof ApplicationFailure ? cause : undefined;
+    const errorType = app?.type ?? (cause instanceof Error ? cause.name : 'Error');
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const retriedOut = !app || !NON_RETRYABLE_API_ERRORS.includes(errorType);
+    counters.calls += retriedOut ? API_ATTEMPTS : 1;
+    if (app && FATAL_ERRORS.has(errorType)) {
+      fatal ??= app;
+      return;
+    }
+    if (errorType === 'ValidationError' && app) {
+      const items = failureDetails(app).items ?? 1;
+      if (queue.split(ref, items)) return;
+    }
+    counters.failedBatches += 1;
+    pendingFailures.push({ batch: ref, errorType, message, attempts: retriedOut ? API_ATTEMPTS : 1 });
+  };
+
+  const launch = (ref: BatchRef) => {
+    inFlight += 1;
+    void callBatch({ run, stage: plan.stage, batch: ref, parameters: input.parameters })
+      .then(onSuccess, (error: unknown) => onFailure(ref, error))
+      .finally(() => {
+        inFlight -= 1;
+        completedThisGeneration += 1;
+      });
+  };
+
+  const flushFailures = async () => {
+    if (pendingFailures.length === 0) return;
+    const batch = pendingFailures.splice(0, pendingFailures.length);
+    const key = await recordFailures({
+      run,
+      stage: plan.stage,
+      sequence: failureFiles.length,
+      generation,
+      failures: batch,
+    });
+    failureFiles.push(key);
+  };
+
+  const generationFull = () =>
+    completedThisGeneration >= BATCHES_PER_GENERATION || workflowInfo().continueAsNewSuggested;
+
+  for (;;) {
+    while (!fatal && inFlight < input.windowSize && queue.hasNext() && !generationFull()) {
+      const ref = queue.take();
+      if (ref) launch(ref);
+    }
+    if (fatal) break;
+    if (inFlight === 0 && (!queue.hasNext() || generationFull())) break;
+    const before = inFlight;
+    await condition(() => inFlight < before || fatal !== undefined);
+    if (pendingFailures.length >= FAILURE_FLUSH_SIZE) await flushFailures();
+  }
+  if (fatal) {
+    // In-flight batches are abandoned: with a bad key or no credits they cannot succeed either.
+    throw ApplicationFailure.create({
+      type: fatal.type ?? 'AuthError',
+      message: fatal.message,
+      nonRetryable: true,
+    });
+  }
+  await flushFailures();
+  if (queue.hasNext()) {
+    return await continueAsNew<typeof batchStageWorkflow>({
+      ...input,
+      explicitBatches: undefined,
+      carry: { queue: queue.snapshot(), counters, failureFiles, generation: generation + 1 },
+    });
+  }
+  return { ...progress(), failureFiles };
+}

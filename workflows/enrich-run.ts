@@ -1,0 +1,264 @@
+// The run of one enrichment job: plan the input, match rows to ids, enrich every requested dataset in
+// its own child workflow, then commit Parquet tables, the manifest and `_SUCCESS`. The workflow id is
+// the run id, derived from the job name and run key, so starting the same run twice does the work once.
+// A retry re-runs only the batches a finished run recorded as failed, and commits the run again.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  defineQuery,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { PipelineActivities } from '../activities/index.js';
+import { batchStageWorkflow } from './batch-stage.js';
+import type {
+  BatchRef,
+  EnrichPlanSummary,
+  EnrichRunInput,
+  PlanSummary,
+  RunLocation,
+  RunProgress,
+  RunSummary,
+  StageName,
+  StagePlan,
+  StageResult,
+} from './types.js';
+import { QUERY_PROGRESS } from './types.js';
+
+// Planning and committing read and write whole tables: long, so they heartbeat, and a retry starts over
+// (their outputs have deterministic names, so a retry overwrites rather than duplicates).
+const { planRun, buildEnrichPlan, planRetry, commitTable, commitRun } = proxyActivities<PipelineActivities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['InputFileError', 'InvalidLocationError'],
+  },
+});
+
+export const runProgressQuery = defineQuery<RunProgress>(QUERY_PROGRESS);
+
+export interface EnrichRunWorkflowInput extends EnrichRunInput {
+  /** Task queue of the API activities (where the shared rate budget is enforced). */
+  apiTaskQueue: string;
+}
+
+export interface RetryRunWorkflowInput {
+  /** The run whose failed batches are re-run; its output is updated in place. */
+  previous: RunSummary;
+  apiTaskQueue: string;
+}
+
+export function stageWorkflowId(workflowId: string, stage: StageName): string {
+  return `${workflowId}/${stage}`;
+}
+
+const DEFAULT_WINDOW = 32;
+
+/** Progress state and stage execution shared by a run and its retries. */
+function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: string) {
+  const { workflowId } = workflowInfo();
+  const state: RunProgress = { runId, stage: 'planning', children: {}, stages: {}, startedAt: Date.now() };
+  setHandler(runProgressQuery, () => state);
+  const run: RunLocation = { runId, output: request.output };
+
+  const runStage = async (plan: StagePlan, explicitBatches?: BatchRef[]): Promise<StageResult> => {
+    const childId = stageWorkflowId(workflowId, plan.stage);
+    state.children[plan.stage] = childId;
+    const result = await executeChild(batchStageWorkflow, {
+      workflowId: childId,
+      args: [
+        {
+          run,
+          plan,
+          apiTaskQueue,
+          windowSize: request.windowSize ?? DEFAULT_WINDOW,
+          parameters: plan.stage === 'match' ? undefined : request.parameters?.[plan.stage],
+          ...(explicitBatches ? { explicitBatches } : {}),
+        },
+      ],
+    });
+    state.stages[plan.stage] = result;
+    return result;
+  };
+
+  /** Runs dataset stages side by side; the first fatal failure (bad key, no credits) cancels the others. */
+  const runDatasets = async (work: { plan: StagePlan; batches?: BatchRef[] }[]): Promise<StageResult[]> =>
+    CancellationScope.cancellable(async () => {
+      const all = work.map(({ plan, batches }) => runStage(plan, batches));
+      try {
+        return await Promise.all(all);
+      } catch (error) {
+        CancellationScope.current().cancel();
+        await Promise.allSettled(all);
+        throw error;
+      }
+    });
+
+  const commit = async (
+    plan: PlanSummary,
+    enrichPlan: EnrichPlanSummary,
+    stages: StageResult[],
+    startedAt: string,
+    retries?: string[],
+  ): Promise<RunSummary> => {
+    state.stage = 'committing';
+    const datasetTables = await Promise.all(request.datasets.map((dataset) => commitTable({ run, dataset })));
+    const summary = await commitRun({
+      run,
+      request,
+      ...(retries ? { retries } : {}),
+      jobName: request.jobName,
+      plan,
+      enrichPlan,
+      stages,
+      datasetTables,
+      startedAt,
+    });
+    state.stage = summary.status;
+    return summary;
+  };
+
+  /** Maps failures to what an operator should read: a stopped run names the key or credit problem. */
+  const explain = (error: unknown): unknown => {
+    if (isCancellation(error)) {
+      state.stage = 'cancelled';
+      return error;
+    }
+    state.stage = 'failed';
+    const cause = error instanceof ChildWorkflowFailure ? error.cause : error;
+    if (
+      cause instanceof ApplicationFailure &&
+      (cause.type === 'AuthError' || cause.type === 'InsufficientCreditsError')
+    ) {
+      return ApplicationFailure.create({
+        type: cause.type,
+        nonRetryable: true,
+        message:
+          cause.type === 'AuthError'
+            ? `The Data Service rejected the API key (${cause.message}); the run was stopped. Check ENRICHFLOW_API_KEY and start the run again.`
+            : `The Data Service reports insufficient credits (${cause.message}); the run was stopped.`,
+      });
+    }
+    return error;
+  };
+
+  return { state, run, runStage, runDatasets, commit, explain };
+}
+
+export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<RunSummary> {
+  const { apiTaskQueue, ...request } = input;
+  const runId = workflowInfo().workflowId;
+  const tracker = createRunTracker(runId, request, apiTaskQueue);
+  const { state, run } = tracker;
+  const startedAt = new Date().toISOString();
+  try {
+    const plan = await planRun({ run, input: request.input });
+    state.plan = plan;
+    const stages: StageResult[] = [];
+    if (plan.match) {
+      state.stage = 'matching';
+      stages.push(await tracker.runStage(plan.match));
+    }
+    state.stage = 'enriching';
+    const enrichPlan = await buildEnrichPlan({
+      run,
+      datasets: request.datasets,
+      idsProvided: plan.idsProvided,
+    });
+    state.enrichPlan = enrichPlan;
+    stages.push(...(await tracker.runDatasets(enrichPlan.stages.map((stagePlan) => ({ plan: stagePlan })))));
+    return await tracker.commit(plan, enrichPlan, stages, startedAt);
+  } catch (error) {
+    throw tracker.explain(error);
+  }
+}
+
+/** Adds a retry's stage figures to the run's: calls and records accumulate, failures are the retry's. */
+function mergeStage(
+  before: StageResult | undefined,
+  retry: StageResult | undefined,
+): StageResult | undefined {
+  if (!before) return retry;
+  if (!retry) return before;
+  return {
+    ...before,
+    doneBatches: before.doneBatches + retry.doneBatches,
+    failedBatches: retry.failedBatches,
+    records: before.records + retry.records,
+    misses: before.misses + retry.misses,
+    calls: before.calls + retry.calls,
+    updatedAt: retry.updatedAt,
+    failureFiles: retry.failureFiles,
+  };
+}
+
+export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<RunSummary> {
+  const { previous } = input;
+  const retryId = workflowInfo().workflowId;
+  const tracker = createRunTracker(previous.runId, previous.request, input.apiTaskQueue);
+  const { state, run } = tracker;
+  state.plan = previous.plan;
+  state.enrichPlan = previous.enrichPlan;
+  try {
+    const pending = await planRetry({ run, retryId });
+    const retried = new Map<StageName, StageResult>();
+    const pendingMatch = pending.find((p) => p.stage === 'match');
+    let enrichPlan = previous.enrichPlan;
+    let appended: { stage: StageName; batches: BatchRef[] }[] = [];
+    if (pendingMatch && previous.plan.match) {
+      state.stage = 'matching';
+      retried.set('match', await tracker.runStage(previous.plan.match, pendingMatch.batches));
+      // Rows matched now bring ids the first run never enriched: plan batches for those alone.
+      const extended = await buildEnrichPlan({
+        run,
+        datasets: previous.request.datasets,
+        idsProvided: previous.plan.idsProvided,
+        append: true,
+      });
+      enrichPlan = {
+        matchedRows: extended.matchedRows,
+        unmatchedRows: extended.unmatchedRows,
+        uniqueIds: extended.uniqueIds,
+        stages: extended.stages,
+      };
+      appended = extended.appended;
+      state.enrichPlan = enrichPlan;
+    }
+    state.stage = 'enriching';
+    const work = enrichPlan.stages
+      .map((plan) => ({
+        plan,
+        batches: [
+          ...(pending.find((p) => p.stage === plan.stage)?.batches ?? []),
+          ...(appended.find((p) => p.stage === plan.stage)?.batches ?? []),
+        ],
+      }))
+      .filter((w) => w.batches.length > 0);
+    for (const result of await tracker.runDatasets(work)) retried.set(result.stage, result);
+    const stageNames: StageName[] = [
+      ...(previous.plan.match ? (['match'] as const) : []),
+      ...previous.request.datasets,
+    ];
+    const stages = stageNames
+      .map((name) =>
+        mergeStage(
+          previous.stages.find((s) => s.stage === name),
+          retried.get(name),
+        ),
+      )
+      .filter((s): s is StageResult => s !== undefined);
+    return await tracker.commit(previous.plan, enrichPlan, stages, previous.startedAt, [
+      ...(previous.retries ?? []),
+      retryId,
+    ]);
+  } catch (error) {
+    throw tracker.explain(error);
+  }
+}

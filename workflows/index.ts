@@ -1,0 +1,3 @@
+// Every workflow the worker registers; the Temporal bundler starts here.
+export { batchStageWorkflow } from './batch-stage.js';
+export { enrichRunWorkflow, retryRunWorkflow } from './enrich-run.js';

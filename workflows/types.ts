@@ -1,0 +1,172 @@
+// Inputs, results and progress shapes shared by the enrichment workflows, their activities and the CLI.
+// Everything here travels through Temporal history, so it holds keys, counts and small summaries only:
+// never input rows, records, or secrets.
+import type { BulkDataset } from '../contract/datasets.js';
+
+/** A dataset a run can produce: the twelve bulk datasets, plus hierarchies (one call per id). */
+export type EnrichDataset = BulkDataset | 'company_hierarchies';
+
+/** The match fields of a business input row (issue 4: name, domain, url, network_url). */
+export const MATCH_FIELDS = ['name', 'domain', 'url', 'network_url'] as const;
+export type MatchField = (typeof MATCH_FIELDS)[number];
+
+export interface InputSpec {
+  /** `s3://bucket/key`, a local path, or a `file://` URL. */
+  location: string;
+  /** Taken from the extension when omitted. */
+  format?: 'csv' | 'jsonl' | 'parquet';
+  /** CSV delimiter; sniffed when omitted. */
+  delimiter?: string;
+  /** Explicit column for a field, overriding the built-in aliases (`company`, `website`, …). */
+  columns?: Partial<Record<MatchField | 'business_id', string>>;
+}
+
+export interface EnrichRunInput {
+  jobName: string;
+  /** Stable part of the run's id; the same key means the same run (no double work). */
+  runKey: string;
+  input: InputSpec;
+  /** Output prefix (`s3://bucket/prefix/` or a local folder); the run writes under `<output>/<runId>/`. */
+  output: string;
+  datasets: EnrichDataset[];
+  /** Per-dataset `parameters` passed to the service (e.g. financial_indicators `date`). */
+  parameters?: Partial<Record<EnrichDataset, Record<string, unknown>>>;
+  /** Batch activities in flight per dataset; default 16. */
+  windowSize?: number;
+}
+
+/** Where a run's files live; computed once from the output prefix and the run id. */
+export interface RunLocation {
+  runId: string;
+  /** Output prefix given by the user. */
+  output: string;
+}
+
+/** One unit of API work: batch `index` of the plan file `chunk`, optionally a sub-range after a 422 split. */
+export interface BatchRef {
+  chunk: number;
+  index: number;
+  offset?: number;
+  length?: number;
+}
+
+export type StageName = 'match' | EnrichDataset;
+
+export interface StagePlan {
+  stage: StageName;
+  /** Number of batches in the plan (before any 422 splits). */
+  totalBatches: number;
+  /** Batches per chunk file. */
+  batchesPerChunk: number;
+  /** Number of ids or keys across all batches. */
+  totalItems: number;
+}
+
+export interface BatchOutcome {
+  /** Records written (matched keys for the match stage). */
+  records: number;
+  /** Items that had no data (or no match). */
+  misses: number;
+  /** API calls this batch made, counting failed attempts. */
+  calls: number;
+}
+
+export interface BatchFailure {
+  batch: BatchRef;
+  /** Error class name from the client (`ServerError`, `ValidationError`, …). */
+  errorType: string;
+  message: string;
+  attempts: number;
+}
+
+export interface StageProgress {
+  stage: StageName;
+  totalBatches: number;
+  doneBatches: number;
+  failedBatches: number;
+  inFlight: number;
+  records: number;
+  misses: number;
+  calls: number;
+  startedAt: number;
+  updatedAt: number;
+}
+
+export interface StageResult extends StageProgress {
+  /** Object keys (relative to the run) of the recorded failure files. */
+  failureFiles: string[];
+}
+
+export type RunStage =
+  | 'planning'
+  | 'matching'
+  | 'enriching'
+  | 'committing'
+  | 'completed'
+  | 'completed_with_failures'
+  | 'failed'
+  | 'cancelled';
+
+export interface PlanSummary {
+  inputRows: number;
+  rejectedRows: number;
+  /** Distinct match keys (or distinct provided business ids). */
+  uniqueKeys: number;
+  /** True when the input carried `business_id` and matching was skipped. */
+  idsProvided: boolean;
+  match?: StagePlan;
+}
+
+export interface EnrichPlanSummary {
+  matchedRows: number;
+  unmatchedRows: number;
+  uniqueIds: number;
+  stages: StagePlan[];
+}
+
+export interface TableSummary {
+  table: string;
+  /** Keys relative to the run's prefix. */
+  files: { key: string; rows: number; bytes: number; sha256: string }[];
+  rows: number;
+  /** Column names and DuckDB types, as a reader of the Parquet files sees them. */
+  columns: { name: string; type: string }[];
+}
+
+export interface RunSummary {
+  runId: string;
+  /** What was asked for, so the run can be retried without its original command line. */
+  request: EnrichRunInput;
+  /** Retries that re-ran failed batches of this run, oldest first. */
+  retries?: string[];
+  jobName: string;
+  status: 'completed' | 'completed_with_failures';
+  outputPrefix: string;
+  manifestKey: string;
+  plan: PlanSummary;
+  enrichPlan: EnrichPlanSummary;
+  stages: StageResult[];
+  tables: TableSummary[];
+  failedBatches: number;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export interface RunProgress {
+  runId: string;
+  stage: RunStage;
+  plan?: PlanSummary;
+  enrichPlan?: EnrichPlanSummary;
+  /** Workflow ids of the stage children (of this workflow), to query their progress. */
+  children: Partial<Record<StageName, string>>;
+  stages: Partial<Record<StageName, StageResult>>;
+  startedAt: number;
+}
+
+export const QUERY_PROGRESS = 'progress';
+
+/** Failed batches of one stage, gathered for a retry. */
+export interface PendingBatches {
+  stage: StageName;
+  batches: BatchRef[];
+}
