@@ -11,7 +11,8 @@ export interface RateLimitInfo {
 
 export interface CallResult<T> {
   body: T;
-  rateLimit: RateLimitInfo;
+  /** Absent when the response carried no rate-limit headers. */
+  rateLimit?: RateLimitInfo | undefined;
 }
 
 export interface MatchItem {
@@ -32,5 +33,5 @@ export interface EnrichmentCalls {
   enrichHierarchy(body: {
     business_id: string;
     parameters?: Record<string, unknown>;
-  }): Promise<CallResult<{ data: unknown }>>;
+  }): Promise<CallResult<{ data?: unknown }>>;
 }

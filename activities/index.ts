@@ -99,7 +99,8 @@ function toActivityFailure(error: unknown, items: number): unknown {
 }
 
 /** Waits a little when the service says the key's window is nearly used up, instead of running into 429s. */
-async function easeOff(rateLimit: RateLimitInfo): Promise<void> {
+async function easeOff(rateLimit: RateLimitInfo | undefined): Promise<void> {
+  if (!rateLimit) return;
   const { limit, remaining, resetAt } = rateLimit;
   if (limit === undefined || remaining === undefined || resetAt === undefined) return;
   if (remaining > Math.max(2, limit * 0.05)) return;
@@ -285,7 +286,7 @@ export function createActivities(deps: ActivityDeps) {
         throw new BatchPlanError(`batch ${describeBatch(batch)} is out of range`);
       const ids = await batchItems<string>(files, runLayout.idChunk(batchSize, batch.chunk), batch);
       let lines: { business_id: string; data: unknown }[];
-      let rateLimit: RateLimitInfo;
+      let rateLimit: RateLimitInfo | undefined;
       try {
         if (stage === 'company_hierarchies') {
           const [businessId] = ids;

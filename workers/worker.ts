@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { EnrichflowConfig } from '../config/index.js';
 import type { Logger } from '../lib/logger.js';
 import { openObjectStore } from '../storage/open-store.js';
+import type { S3ConnectionOptions } from '../storage/s3-store.js';
 import { createActivities } from '../activities/index.js';
 import type { EnrichmentCalls } from '../activities/client-port.js';
 import type { StoreResolver } from '../activities/run-files.js';
@@ -22,12 +23,12 @@ export function workflowsPath(): string {
 }
 
 export function storeResolverFor(config: EnrichflowConfig): StoreResolver {
-  const s3 = {
+  const s3: S3ConnectionOptions = {
     region: config.s3.region,
     forcePathStyle: config.s3.forcePathStyle,
     ...(config.s3.endpoint ? { endpoint: config.s3.endpoint } : {}),
     ...(config.s3.accessKeyId && config.s3.secretAccessKey
-      ? { credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey } }
+      ? { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey }
       : {}),
   };
   const stores = new Map<string, ReturnType<typeof openObjectStore>['store']>();

@@ -15,6 +15,7 @@ import {
 import type { PipelineActivities } from '../activities/index.js';
 import { BatchQueue, type BatchQueueState } from './batch-queue.js';
 import type {
+  ApiRetryPolicy,
   BatchFailure,
   BatchOutcome,
   BatchRef,
@@ -42,20 +43,20 @@ export const NON_RETRYABLE_API_ERRORS = [
 /** Errors that stop the whole run instead of being recorded per batch. */
 const FATAL_ERRORS = new Set(['AuthError', 'InsufficientCreditsError']);
 
-const API_ATTEMPTS = 8;
+const DEFAULT_API_ATTEMPTS = 8;
 
 // Calls to the service: retried with backoff for timeouts, 5xx and 429 (whose Retry-After the activity
-// passes on as the next retry delay); up to 8 attempts, then the batch is recorded as failed.
-function apiActivities(taskQueue: string) {
+// passes on as the next retry delay); up to 8 attempts by default, then the batch is recorded as failed.
+function apiActivities(taskQueue: string, retry: ApiRetryPolicy = {}) {
   const options: ActivityOptions = {
     taskQueue,
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout: '1 minute',
     retry: {
-      initialInterval: '1 second',
+      initialInterval: retry.initialIntervalMs ?? 1_000,
       backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: API_ATTEMPTS,
+      maximumInterval: retry.maximumIntervalMs ?? 60_000,
+      maximumAttempts: retry.maximumAttempts ?? DEFAULT_API_ATTEMPTS,
       nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
     },
   };
@@ -78,6 +79,7 @@ export interface BatchStageInput {
   windowSize: number;
   /** Per-dataset `parameters` for the service. */
   parameters?: Record<string, unknown>;
+  apiRetry?: ApiRetryPolicy;
   /** Run only these batches instead of the whole plan (a retry of failed batches). */
   explicitBatches?: BatchRef[];
   /** State carried across continue-as-new. */
@@ -110,7 +112,8 @@ function failureDetails(failure: ApplicationFailure): FailureDetails {
 
 export async function batchStageWorkflow(input: BatchStageInput): Promise<StageResult> {
   const { run, plan } = input;
-  const { callBatch } = apiActivities(input.apiTaskQueue);
+  const { callBatch } = apiActivities(input.apiTaskQueue, input.apiRetry);
+  const attempts = input.apiRetry?.maximumAttempts ?? DEFAULT_API_ATTEMPTS;
   const carry = input.carry;
   const queue = new BatchQueue(
     plan.totalBatches,
@@ -155,7 +158,7 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     const errorType = app?.type ?? (cause instanceof Error ? cause.name : 'Error');
     const message = cause instanceof Error ? cause.message : String(cause);
     const retriedOut = !app || !NON_RETRYABLE_API_ERRORS.includes(errorType);
-    counters.calls += retriedOut ? API_ATTEMPTS : 1;
+    counters.calls += retriedOut ? attempts : 1;
     if (app && FATAL_ERRORS.has(errorType)) {
       fatal ??= app;
       return;
@@ -165,7 +168,7 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
       if (queue.split(ref, items)) return;
     }
     counters.failedBatches += 1;
-    pendingFailures.push({ batch: ref, errorType, message, attempts: retriedOut ? API_ATTEMPTS : 1 });
+    pendingFailures.push({ batch: ref, errorType, message, attempts: retriedOut ? attempts : 1 });
   };
 
   const launch = (ref: BatchRef) => {

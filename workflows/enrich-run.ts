@@ -3,6 +3,7 @@
 // the run id, derived from the job name and run key, so starting the same run twice does the work once.
 // A retry re-runs only the batches a finished run recorded as failed, and commits the run again.
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
@@ -79,6 +80,7 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
           plan,
           apiTaskQueue,
           windowSize: request.windowSize ?? DEFAULT_WINDOW,
+          ...(request.apiRetry ? { apiRetry: request.apiRetry } : {}),
           parameters: plan.stage === 'match' ? undefined : request.parameters?.[plan.stage],
           ...(explicitBatches ? { explicitBatches } : {}),
         },
@@ -132,7 +134,14 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
       return error;
     }
     state.stage = 'failed';
-    const cause = error instanceof ChildWorkflowFailure ? error.cause : error;
+    const cause =
+      error instanceof ChildWorkflowFailure || error instanceof ActivityFailure ? error.cause : error;
+    if (
+      cause instanceof ApplicationFailure &&
+      (cause.type === 'InputFileError' || cause.type === 'InvalidLocationError')
+    ) {
+      return ApplicationFailure.create({ type: cause.type, nonRetryable: true, message: cause.message });
+    }
     if (
       cause instanceof ApplicationFailure &&
       (cause.type === 'AuthError' || cause.type === 'InsufficientCreditsError')

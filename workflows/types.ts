@@ -31,8 +31,19 @@ export interface EnrichRunInput {
   datasets: EnrichDataset[];
   /** Per-dataset `parameters` passed to the service (e.g. financial_indicators `date`). */
   parameters?: Partial<Record<EnrichDataset, Record<string, unknown>>>;
-  /** Batch activities in flight per dataset; default 16. */
+  /** Batch activities in flight per dataset; default 32. */
   windowSize?: number;
+  /** How calls to the service are retried; defaults suit a production service. */
+  apiRetry?: ApiRetryPolicy;
+}
+
+export interface ApiRetryPolicy {
+  /** Attempts per batch before it is recorded as failed; default 8. */
+  maximumAttempts?: number;
+  /** First retry delay, ms; default 1,000. Doubles up to `maximumIntervalMs`. */
+  initialIntervalMs?: number;
+  /** Longest retry delay, ms; default 60,000. A 429's Retry-After overrides the delay. */
+  maximumIntervalMs?: number;
 }
 
 /** Where a run's files live; computed once from the output prefix and the run id. */
