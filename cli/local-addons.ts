@@ -1,7 +1,12 @@
-// The in-process services that join the local stack: the sandbox Data Service and a worker.
-// Kept behind one small seam so `dev`, `demo` and tests start them the same way.
+// The in-process services that join the local stack: the sandbox Data Service and a worker. Kept
+// behind one seam so `dev` and `demo` start them the same way, pointed at the same stack.
+import path from 'node:path';
+import { loadConfig, type EnrichflowConfig } from '../config/index.js';
 import type { Logger } from '../lib/logger.js';
+import { DEV_API_KEY } from '../sandbox/http/access.js';
+import { DEFAULT_SANDBOX_PORT, startSandbox, type RunningSandbox } from '../sandbox/serve.js';
 import type { LocalStack } from '../stack/local-stack.js';
+import { startWorker, type RunningWorker } from '../workers/main.js';
 
 export interface AddOnOptions {
   stack: LocalStack;
@@ -10,16 +15,58 @@ export interface AddOnOptions {
   sandbox: boolean;
   worker: boolean;
   logger: Logger;
+  /** Sandbox rate limit, requests per minute per key; default 200 (the service's documented limit). */
+  sandboxRateLimit?: number;
 }
 
 export interface RunningAddOns {
+  /** Environment that points enrichflow at the stack and the sandbox. */
   env: Record<string, string>;
+  /** The configuration a command in this process should use. */
+  config: EnrichflowConfig;
   describe: string[];
   stop(): Promise<void>;
 }
 
 export const localAddOns = {
-  start(_options: AddOnOptions): Promise<RunningAddOns> {
-    return Promise.resolve({ env: {}, describe: [], stop: () => Promise.resolve() });
+  async start(options: AddOnOptions): Promise<RunningAddOns> {
+    const { logger } = options;
+    const env: Record<string, string> = { ...options.stack.env };
+    const describe: string[] = [];
+    let sandbox: RunningSandbox | undefined;
+    let worker: RunningWorker | undefined;
+    if (options.sandbox) {
+      sandbox = await startSandbox({
+        dataDir: path.join(options.dataDir, 'sandbox'),
+        port: options.freePorts ? 0 : DEFAULT_SANDBOX_PORT,
+        rateLimitPerMinute: options.sandboxRateLimit ?? 200,
+        logger: logger.child({ component: 'sandbox' }),
+      });
+      env.ENRICHFLOW_API_BASE_URL = sandbox.url;
+      // The sandbox's development key, unless the user brought their own (for a real service).
+      env.ENRICHFLOW_API_KEY = process.env.ENRICHFLOW_API_KEY ?? DEV_API_KEY;
+      describe.push(`  Sandbox:      ${sandbox.url} (Data Service; development key "${DEV_API_KEY}")`);
+    }
+    const config = loadConfig({ env: { ...process.env, ...env } });
+    try {
+      if (options.worker) {
+        worker = await startWorker(config, logger.child({ component: 'worker' }));
+        describe.push(
+          `  Worker:       task queues ${config.temporal.taskQueue} and ${config.temporal.apiTaskQueue} (${config.dataService.ratePerMinute} calls/min)`,
+        );
+      }
+    } catch (error) {
+      await sandbox?.close();
+      throw error;
+    }
+    return {
+      env,
+      config,
+      describe,
+      stop: async () => {
+        await worker?.stop();
+        await sandbox?.close();
+      },
+    };
   },
 };

@@ -1,8 +1,13 @@
 // The `enrichflow` command-line program: builds the command tree and is the only place that exits.
 import { Command } from 'commander';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerDevCommand } from './commands/dev.js';
+import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerToolsCommand } from './commands/tools.js';
 import { registerConfigCommand } from './commands/config.js';
+import { registerEnrichCommands } from './commands/enrich.js';
+import { registerRunsCommands } from './commands/runs.js';
+import { registerWorkerCommand } from './commands/worker.js';
 import { exitCodeFor, formatCliError } from './errors.js';
 
 export function buildProgram(): Command {
@@ -12,7 +17,12 @@ export function buildProgram(): Command {
     .description('Durable enrichment of companies and people into warehouse-ready Parquet, on Temporal.')
     .showHelpAfterError()
     .showSuggestionAfterError();
+  registerEnrichCommands(program);
+  registerRunsCommands(program);
+  registerWorkerCommand(program);
+  registerDemoCommand(program);
   registerDevCommand(program);
+  registerSandboxCommand(program);
   registerToolsCommand(program);
   registerConfigCommand(program);
   return program;

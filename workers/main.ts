@@ -4,6 +4,7 @@
 import { ConfigError, type EnrichflowConfig } from '../config/index.js';
 import { DataServiceClient } from '../client/index.js';
 import type { Logger } from '../lib/logger.js';
+import { installTemporalRuntime } from './runtime.js';
 import { connectWorkerConnection } from './temporal-connection.js';
 import { createEnrichflowWorkers } from './worker.js';
 
@@ -16,6 +17,7 @@ export interface RunningWorker {
 export async function startWorker(config: EnrichflowConfig, logger: Logger): Promise<RunningWorker> {
   const apiKey = config.dataService.apiKey;
   if (!apiKey) throw new ConfigError(['ENRICHFLOW_API_KEY: required by the worker but not set']);
+  installTemporalRuntime(logger);
   const connection = await connectWorkerConnection(config.temporal);
   const client = new DataServiceClient({
     baseUrl: config.dataService.baseUrl,

@@ -43,7 +43,7 @@ export function registerDevCommand(program: Command): void {
           worker: opts.worker,
           logger,
         });
-        const env = { ...stack.env, ...addOns.env };
+        const env = addOns.env;
         const lines = [
           'enrichflow local stack is running.',
           `  Temporal:     ${stack.temporal.address} (namespace ${stack.temporal.namespace})`,

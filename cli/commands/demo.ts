@@ -1,0 +1,95 @@
+// `enrichflow demo`: the main job on the embedded default, with no credentials. Starts the local stack
+// (Temporal dev server, S3 server, sandbox, worker), enriches the sample companies shipped in the repo
+// over several datasets into a local folder, prints the summary and where the Parquet is, and stops.
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { queryRows, sqlString, withDuckDb } from '../../activities/duckdb-session.js';
+import { loadConfig } from '../../config/index.js';
+import { validateJobSpec } from '../../jobs/job-spec.js';
+import { createLogger } from '../../lib/logger.js';
+import { startLocalStack } from '../../stack/local-stack.js';
+import { DEFAULT_PORTS } from '../../stack/local-stack.js';
+import { isPortOpen } from '../../stack/ports.js';
+import { connectClient } from '../../workers/temporal-connection.js';
+import { UsageError } from '../errors.js';
+import { localAddOns } from '../local-addons.js';
+import { followRun, formatSummary, startRun } from '../start-run.js';
+
+const SAMPLE = fileURLToPath(new URL('../../../samples/companies.csv', import.meta.url));
+const DEMO_DATASETS = 'firmographics,technographics,funding_and_acquisition';
+
+async function preview(folder: string): Promise<string[]> {
+  const pattern = path.join(folder, 'firmographics', '*.parquet');
+  return withDuckDb({}, async (connection) => {
+    const rows = await queryRows<Record<string, string | null>>(
+      connection,
+      `SELECT name, website, country_name, number_of_employees_range AS employees, yearly_revenue_range AS revenue
+         FROM read_parquet(${sqlString(pattern)}) ORDER BY name LIMIT 5`,
+    );
+    return rows.map((r) =>
+      `    ${String(r.name).padEnd(32).slice(0, 32)} ${String(r.website ?? '').padEnd(30).slice(0, 30)} ${String(r.country_name ?? '').padEnd(16).slice(0, 16)} ${r.employees ?? ''} employees, ${r.revenue ?? ''} revenue`,
+    );
+  });
+}
+
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('Enrich the sample companies on the embedded default: local Temporal, sandbox, local output')
+    .option('--output <folder>', 'where the run folder goes', 'enrichflow-output')
+    .option('--datasets <list>', 'datasets to enrich', DEMO_DATASETS)
+    .option('--data-dir <dir>', 'folder for local state (default: ENRICHFLOW_DATA_DIR or .data)')
+    .action(async (opts: { output: string; datasets: string; dataDir?: string }) => {
+      const config = loadConfig();
+      const logger = createLogger({ name: 'demo', level: process.env.LOG_LEVEL ?? 'warn' });
+      const dataDir = path.resolve(opts.dataDir ?? config.dataDir);
+      if (!existsSync(SAMPLE)) throw new UsageError(`the sample input ${SAMPLE} is missing`);
+      if (await isPortOpen(DEFAULT_PORTS.temporal)) {
+        throw new UsageError(
+          `something already listens on port ${DEFAULT_PORTS.temporal} (an 'enrichflow dev' stack?). Stop it first: the demo runs its own stack on the same data folder.`,
+        );
+      }
+      const say = (line: string) => process.stderr.write(`${line}\n`);
+      say('Starting the local stack (Temporal dev server, S3 server, sandbox, worker)…');
+      const stack = await startLocalStack({ dataDir, freePorts: true, headless: true, logger });
+      try {
+        const addOns = await localAddOns.start({ stack, dataDir, freePorts: true, sandbox: true, worker: true, logger });
+        try {
+          const client = await connectClient(addOns.config.temporal);
+          try {
+            const output = path.resolve(opts.output) + path.sep;
+            const spec = validateJobSpec(
+              { job_name: 'demo', input: { location: SAMPLE }, datasets: opts.datasets.split(','), output },
+              'the demo',
+            );
+            const { runId, started } = await startRun(client, addOns.config, spec);
+            say(started ? `Started run ${runId}` : `Run ${runId} already ran on this input; showing it (delete ${dataDir} to start afresh)`);
+            const summary = await followRun(client, runId, { out: process.stderr });
+            const folder = path.join(output, runId);
+            const lines = [
+              '',
+              formatSummary(summary),
+              '',
+              'A few enriched companies (firmographics):',
+              ...(await preview(folder)),
+              '',
+              `The Parquet tables are in ${folder}/ — for example, with the DuckDB CLI:`,
+              `  duckdb -c "SELECT * FROM '${path.relative(process.cwd(), folder)}/firmographics/*.parquet' LIMIT 10"`,
+              '',
+              'To see this run in the Temporal UI: npx enrichflow dev, then open http://127.0.0.1:8233',
+              `(the stack keeps its history in ${dataDir}).`,
+            ];
+            process.stdout.write(`${lines.join('\n')}\n`);
+          } finally {
+            await client.connection.close();
+          }
+        } finally {
+          await addOns.stop();
+        }
+      } finally {
+        await stack.stop();
+      }
+    });
+}
