@@ -63,6 +63,17 @@ function heartbeat(details?: unknown): void {
   }
 }
 
+/** Heartbeats every few seconds while `work` runs, so a dead worker is noticed within the heartbeat timeout. */
+async function whileHeartbeating<T>(work: Promise<T>, everyMs = 3_000): Promise<T> {
+  heartbeat();
+  const timer = setInterval(() => heartbeat(), everyMs);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 function attempt(): number {
   try {
     return Context.current().info.attempt;
@@ -268,7 +279,7 @@ export function createActivities(deps: ActivityDeps) {
         );
         let response;
         try {
-          response = await calls.matchBusinesses({ businesses_to_match: items });
+          response = await whileHeartbeating(calls.matchBusinesses({ businesses_to_match: items }));
         } catch (error) {
           throw toActivityFailure(error, items.length);
         }
@@ -291,17 +302,15 @@ export function createActivities(deps: ActivityDeps) {
         if (stage === 'company_hierarchies') {
           const [businessId] = ids;
           if (!businessId) throw new BatchPlanError(`batch ${describeBatch(batch)} is empty`);
-          const response = await calls.enrichHierarchy({
-            business_id: businessId,
-            ...(parameters ? { parameters } : {}),
-          });
+          const response = await whileHeartbeating(
+            calls.enrichHierarchy({ business_id: businessId, ...(parameters ? { parameters } : {}) }),
+          );
           lines = response.body.data ? [{ business_id: businessId, data: response.body.data }] : [];
           rateLimit = response.rateLimit;
         } else if (isBulkDataset(stage)) {
-          const response = await calls.bulkEnrich(stage, {
-            business_ids: ids,
-            ...(parameters ? { parameters } : {}),
-          });
+          const response = await whileHeartbeating(
+            calls.bulkEnrich(stage, { business_ids: ids, ...(parameters ? { parameters } : {}) }),
+          );
           lines = response.body.data;
           rateLimit = response.rateLimit;
         } else {

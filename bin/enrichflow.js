@@ -3,15 +3,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-// The AWS SDK announces on every start that its future releases will need Node 22; the README says
-// the same once, so the CLI drops that one warning and keeps every other.
-const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = (warning, ...rest) => {
-  const text = typeof warning === 'string' ? warning : warning.message;
-  if (text.includes('NodeVersionSupportWarning')) return;
-  emitWarning(warning, ...rest);
-};
-
 const entry = new URL('../dist/cli/main.js', import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write(

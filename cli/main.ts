@@ -28,7 +28,21 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * The AWS SDK announces on every start that its future releases need Node 22; the README says so
+ * once, so the CLI drops that one warning and keeps every other.
+ */
+function quietNodeVersionNotice(): void {
+  const emitWarning = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (text.includes('NodeVersionSupportWarning')) return;
+    emitWarning(warning, ...rest);
+  }) as typeof process.emitWarning;
+}
+
 export async function main(argv: string[]): Promise<void> {
+  quietNodeVersionNotice();
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {

@@ -50,8 +50,10 @@ const DEFAULT_API_ATTEMPTS = 8;
 function apiActivities(taskQueue: string, retry: ApiRetryPolicy = {}) {
   const options: ActivityOptions = {
     taskQueue,
+    // A call is bounded by the client's timeouts (30 s by default); the activity heartbeats every 3 s,
+    // so a worker that dies mid-call is noticed in 15 s and the batch runs again elsewhere.
     startToCloseTimeout: '2 minutes',
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout: '15 seconds',
     retry: {
       initialInterval: retry.initialIntervalMs ?? 1_000,
       backoffCoefficient: 2,

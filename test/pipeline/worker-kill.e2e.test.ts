@@ -1,0 +1,126 @@
+// A worker killed with SIGKILL in the middle of a run loses nothing: a new worker finishes the run and
+// the output holds every expected record exactly once.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { startRun } from '../../cli/start-run.js';
+import type { EnrichflowConfig } from '../../config/index.js';
+import { validateJobSpec } from '../../jobs/job-spec.js';
+import type { RunningSandbox } from '../../sandbox/serve.js';
+import type { RunSummary, StageProgress } from '../../workflows/types.js';
+import { QUERY_PROGRESS } from '../../workflows/types.js';
+import {
+  API_KEY,
+  readTable,
+  s3Location,
+  setFaults,
+  startTestSandbox,
+  temporalClient,
+  testConfig,
+  uploadFile,
+} from '../support/pipeline-harness.js';
+
+const SAMPLE = fileURLToPath(new URL('../../samples/companies.csv', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+let sandbox: RunningSandbox;
+let config: EnrichflowConfig;
+let client: Client;
+const children: ChildProcess[] = [];
+
+function spawnWorker(): ChildProcess {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ENRICHFLOW_TEMPORAL_ADDRESS: config.temporal.address,
+    ENRICHFLOW_TEMPORAL_NAMESPACE: config.temporal.namespace,
+    ENRICHFLOW_TASK_QUEUE: config.temporal.taskQueue,
+    ENRICHFLOW_API_TASK_QUEUE: config.temporal.apiTaskQueue,
+    ENRICHFLOW_API_BASE_URL: config.dataService.baseUrl,
+    ENRICHFLOW_API_KEY: API_KEY,
+    ENRICHFLOW_S3_ENDPOINT: config.s3.endpoint,
+    ENRICHFLOW_S3_FORCE_PATH_STYLE: 'true',
+    ENRICHFLOW_S3_ACCESS_KEY_ID: config.s3.accessKeyId,
+    ENRICHFLOW_S3_SECRET_ACCESS_KEY: config.s3.secretAccessKey,
+    ENRICHFLOW_API_RATE_PER_MINUTE: '60000',
+    LOG_LEVEL: 'warn',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('condition not met in time');
+}
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+  config = testConfig(sandbox.url);
+  client = await temporalClient();
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await setFaults(sandbox, []);
+  await client?.connection.close();
+  await sandbox?.close();
+});
+
+test(
+  'SIGKILL mid-run: a restarted worker finishes, every record exactly once',
+  { timeout: 180_000 },
+  async () => {
+    // Slow calls, so the kill lands while batches are in flight.
+    await setFaults(sandbox, [{ match: 'bulkEnrich*', kind: 'latency', latencyMs: 400 }]);
+    const input = `${s3Location('inputs')}companies.csv`;
+    await uploadFile(config, input, SAMPLE);
+    const first = spawnWorker();
+    const { runId } = await startRun(
+      client,
+      config,
+      validateJobSpec(
+        {
+          job_name: 'killed',
+          input: { location: input },
+          datasets: ['firmographics', 'technographics'],
+          output: s3Location('enriched'),
+          window_size: 2,
+        },
+        'test',
+      ),
+    );
+    await until(async () => {
+      const progress = await client.workflow
+        .getHandle(`${runId}/firmographics`)
+        .query<StageProgress>(QUERY_PROGRESS);
+      return progress.doneBatches >= 1 && progress.inFlight > 0;
+    }, 90_000);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    spawnWorker();
+    const summary = (await client.workflow.getHandle(runId).result()) as RunSummary;
+    expect(summary.status).toBe('completed');
+    for (const dataset of ['firmographics', 'technographics']) {
+      const table = await readTable<{ n: string; d: string }>(
+        config,
+        summary.outputPrefix,
+        dataset,
+        'SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM t',
+      );
+      const stage = summary.stages.find((s) => s.stage === dataset)!;
+      expect(Number(table.rows[0]?.n)).toBe(Number(table.rows[0]?.d));
+      expect(Number(table.rows[0]?.n)).toBe(stage.records);
+      expect(stage.records + stage.misses).toBe(summary.enrichPlan.uniqueIds);
+    }
+  },
+);
