@@ -38,7 +38,7 @@ function quietNodeVersionNotice(): void {
     const text = typeof warning === 'string' ? warning : warning.message;
     if (text.includes('NodeVersionSupportWarning')) return;
     emitWarning(warning, ...rest);
-  }) as typeof process.emitWarning;
+  });
 }
 
 export async function main(argv: string[]): Promise<void> {

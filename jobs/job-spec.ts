@@ -49,6 +49,16 @@ export const JobSpecSchema = Type.Object(
     parameters: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
     run_key: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
     window_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+    api_retry: Type.Optional(
+      Type.Object(
+        {
+          maximum_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+          initial_interval_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+          maximum_interval_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -112,9 +122,7 @@ export function readJobSpecFile(file: string): JobSpec {
   // Relative local paths in a spec file are relative to the file, so specs can live beside their data.
   const base = path.dirname(path.resolve(file));
   const resolveLocal = (location: string) =>
-    /^[a-z][a-z0-9+.-]*:/i.test(location) || path.isAbsolute(location)
-      ? location
-      : path.join(base, location) + (location.endsWith('/') ? '/' : '');
+    /^[a-z][a-z0-9+.-]*:/i.test(location) || path.isAbsolute(location) ? location : path.join(base, location);
   return {
     ...spec,
     input: { ...spec.input, location: resolveLocal(spec.input.location) },
@@ -149,5 +157,18 @@ export function toRunInput(spec: JobSpec, runKey: string): EnrichRunInput {
     datasets: spec.datasets as EnrichDataset[],
     ...(spec.parameters ? { parameters: spec.parameters } : {}),
     ...(spec.window_size ? { windowSize: spec.window_size } : {}),
+    ...(spec.api_retry
+      ? {
+          apiRetry: {
+            ...(spec.api_retry.maximum_attempts ? { maximumAttempts: spec.api_retry.maximum_attempts } : {}),
+            ...(spec.api_retry.initial_interval_ms
+              ? { initialIntervalMs: spec.api_retry.initial_interval_ms }
+              : {}),
+            ...(spec.api_retry.maximum_interval_ms
+              ? { maximumIntervalMs: spec.api_retry.maximum_interval_ms }
+              : {}),
+          },
+        }
+      : {}),
   };
 }
