@@ -83,7 +83,7 @@ function attempt(): number {
 }
 
 /** Turns a client error into the failure Temporal's retry policy classifies by its `type`. */
-function toActivityFailure(error: unknown, items: number): unknown {
+export function toActivityFailure(error: unknown, items: number): unknown {
   if (!(error instanceof Error)) return error;
   const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
   switch (error.name) {
@@ -110,7 +110,7 @@ function toActivityFailure(error: unknown, items: number): unknown {
 }
 
 /** Waits a little when the service says the key's window is nearly used up, instead of running into 429s. */
-async function easeOff(rateLimit: RateLimitInfo | undefined): Promise<void> {
+export async function easeOff(rateLimit: RateLimitInfo | undefined): Promise<void> {
   if (!rateLimit) return;
   const { limit, remaining, resetAt } = rateLimit;
   if (limit === undefined || remaining === undefined || resetAt === undefined) return;
@@ -207,16 +207,12 @@ export function createActivities(deps: ActivityDeps) {
     planRun: async ({ run, input }: { run: RunLocation; input: InputSpec }): Promise<PlanSummary> => {
       const files = RunFiles.open(resolveStore, run);
       const source = resolveStore(input.location);
-      const info = await source.store.head(source.prefix);
-      if (!info) throw new InputFileError(`${input.location}: no such file`);
       return duck(async (connection, scratch) => {
-        let localFile = source.store.localPath(source.prefix);
-        if (!localFile) {
-          localFile = path.join(scratch, `input${path.extname(source.prefix)}`);
-          await source.store.downloadToFile(source.prefix, localFile);
-        }
         heartbeat({ step: 'reading input' });
-        const planned = await planInput(connection, localFile, input);
+        const planned = await planInput(connection, { store: source.store, key: source.prefix }, input, {
+          tempDir: scratch,
+          onProgress: (records) => heartbeat({ step: 'reading input', records }),
+        });
         const rowsFile = path.join(scratch, 'rows.parquet');
         await connection.run(`COPY rows TO ${sqlString(rowsFile)} (FORMAT PARQUET, COMPRESSION ZSTD)`);
         await files.store.putFile(files.key(runLayout.plannedRows), rowsFile);

@@ -3,14 +3,17 @@
 // and identical match keys collapsed so each is sent to the service once. All in SQL, so planning a
 // million rows is fast and memory stays within DuckDB's limit.
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { FileLocation } from '../storage/files.js';
+import {
+  detectInputFormat,
+  InputFileError,
+  openInputFile,
+  type InputFormat,
+} from '../storage/input-reader.js';
 import { MATCH_FIELDS, type InputSpec, type MatchField } from '../workflows/types.js';
 import { queryRows, sqlIdent, sqlString } from './duckdb-session.js';
 
-/** Thrown when an input file cannot be used at all: missing, unreadable, wrong format, no usable column. */
-export class InputFileError extends Error {
-  override readonly name = 'InputFileError';
-  readonly code = 'INPUT_FILE_INVALID';
-}
+export { InputFileError } from '../storage/input-reader.js';
 
 type InputField = MatchField | 'business_id';
 
@@ -44,17 +47,17 @@ export const COLUMN_ALIASES: Record<InputField, string[]> = {
 
 const squash = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
 
-export type InputFormat = 'csv' | 'jsonl' | 'parquet';
-
+/** The format of an input: given, or from its extension; fails before any work when neither says. */
 export function detectFormat(location: string, explicit?: InputFormat): InputFormat {
-  if (explicit) return explicit;
-  const lower = location.toLowerCase().replace(/\.(gz|zst)$/, '');
-  if (lower.endsWith('.csv') || lower.endsWith('.tsv') || lower.endsWith('.txt')) return 'csv';
-  if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson') || lower.endsWith('.json')) return 'jsonl';
-  if (lower.endsWith('.parquet') || lower.endsWith('.pq')) return 'parquet';
-  throw new InputFileError(
-    `${location}: cannot tell the format from the file name; name it .csv, .jsonl or .parquet, or pass --format`,
-  );
+  const format = explicit ?? detectInputFormat(location);
+  if (!format) {
+    throw new InputFileError(
+      'UNKNOWN_FORMAT',
+      location,
+      'cannot tell the format from the file name; name it .csv, .jsonl or .parquet, or pass --format',
+    );
+  }
+  return format;
 }
 
 export interface ColumnMapping {
@@ -71,7 +74,9 @@ export function mapColumns(
   for (const [field, column] of Object.entries(explicit) as [InputField, string][]) {
     if (!columns.includes(column)) {
       throw new InputFileError(
-        `${location}: column "${column}" given for ${field} is not in the file (columns: ${columns.join(', ')})`,
+        'UNKNOWN_COLUMN',
+        location,
+        `column "${column}" given for ${field} is not in the file (columns: ${columns.join(', ')})`,
       );
     }
     fields[field] = column;
@@ -83,81 +88,68 @@ export function mapColumns(
   }
   if (!fields.business_id && MATCH_FIELDS.every((f) => !fields[f])) {
     throw new InputFileError(
-      `${location}: no usable column; expected business_id or one of name, domain, url, network_url ` +
+      'NO_USABLE_COLUMN',
+      location,
+      'no usable column; expected business_id or one of name, domain, url, network_url ' +
         `(or aliases such as company, website, linkedin_url), found: ${columns.join(', ') || '(none)'}`,
     );
   }
   return { fields, columns };
 }
 
-/** Loads the file into table `src` (all columns as text) plus `__row`, and malformed records into `src_rejects`. */
+/**
+ * Streams the file into table `src` (`__line` = row number, every column as text) and the records the
+ * reader could not parse into `src_rejects`. The reader numbers rows and rejects together, 1..N in file
+ * order, so both tables share one numbering.
+ */
 async function loadSource(
   connection: DuckDBConnection,
-  file: string,
-  location: string,
-  format: InputFormat,
-  delimiter: string | undefined,
+  location: FileLocation,
+  spec: InputSpec,
+  options: PlanInputOptions,
 ): Promise<string[]> {
-  await connection.run(`CREATE TABLE src_rejects (row_number BIGINT, reason VARCHAR, record VARCHAR)`);
-  const path = sqlString(file);
+  const input = await openInputFile(location, {
+    format: detectFormat(spec.location, spec.format),
+    ...(spec.delimiter ? { delimiter: spec.delimiter } : {}),
+    ...(options.tempDir ? { tempDir: options.tempDir } : {}),
+  });
   try {
-    if (format === 'csv') {
-      const delim = delimiter ? `, delim = ${sqlString(delimiter)}` : '';
-      await connection.run(
-        `CREATE TABLE src AS SELECT * FROM read_csv(${path}, header = true, all_varchar = true, null_padding = false,
-           store_rejects = true, auto_detect = true${delim})`,
-      );
-      // DuckDB numbers CSV records with the header as record 1; data rows are numbered from 1 after it.
-      // Malformed records (wrong field count, bad quoting or encoding) are skipped by the reader, so the
-      // parsed rows' positions are shifted past them to keep one numbering for rows and rejects.
-      await connection.run(
-        `INSERT INTO src_rejects SELECT line - 1, 'malformed CSV record: ' || first(error_message ORDER BY column_idx), first(csv_line)
-           FROM reject_errors GROUP BY line ORDER BY line`,
-      );
-      await connection.run(
-        `CREATE TABLE src_skips AS SELECT row_number - row_number() OVER (ORDER BY row_number) AS good_before FROM src_rejects`,
-      );
-      await connection.run(
-        `ALTER TABLE src ADD COLUMN __line BIGINT;
-         UPDATE src SET __line = rowid + 1 + (SELECT count(*) FROM src_skips WHERE good_before < src.rowid + 1);`,
-      );
-    } else if (format === 'jsonl') {
-      await connection.run(
-        `CREATE TABLE src_lines AS SELECT line FROM read_csv(${path}, header = false, columns = {'line': 'VARCHAR'},
-           delim = E'\\x1F', quote = '', escape = '', auto_detect = false, strict_mode = false)`,
-      );
-      await connection.run(
-        `INSERT INTO src_rejects SELECT rowid + 1, 'malformed JSON Lines record: not a JSON object', line
-           FROM src_lines WHERE trim(line) <> '' AND (NOT json_valid(line) OR json_type(line) <> 'OBJECT')`,
-      );
-      const keys = await queryRows<{ k: string }>(
-        connection,
-        `SELECT DISTINCT unnest(json_keys(line)) AS k FROM src_lines WHERE json_valid(line) AND json_type(line) = 'OBJECT' ORDER BY k`,
-      );
-      const projections = keys.map((r) => `line ->> ${sqlString(r.k)} AS ${sqlIdent(r.k)}`);
-      await connection.run(
-        `CREATE TABLE src AS SELECT rowid + 1 AS __line${projections.length ? ', ' + projections.join(', ') : ''}
-           FROM src_lines WHERE trim(line) <> '' AND json_valid(line) AND json_type(line) = 'OBJECT'`,
-      );
-    } else {
-      await connection.run(`CREATE TABLE src_typed AS SELECT * FROM read_parquet(${path})`);
-      const cols = await queryRows<{ column_name: string }>(connection, `DESCRIBE src_typed`);
-      const casts = cols.map(
-        (c) => `CAST(${sqlIdent(c.column_name)} AS VARCHAR) AS ${sqlIdent(c.column_name)}`,
-      );
-      await connection.run(`CREATE TABLE src AS SELECT ${casts.join(', ')} FROM src_typed`);
-    }
-  } catch (error) {
-    throw new InputFileError(
-      `${location}: cannot be read as ${format.toUpperCase()}: ${firstLine((error as Error).message)}`,
+    const columns = [...input.columns];
+    await connection.run(
+      `CREATE TABLE src (__line BIGINT${columns.map((c) => `, ${sqlIdent(c)} VARCHAR`).join('')});
+       CREATE TABLE src_rejects (row_number BIGINT, reason VARCHAR, record VARCHAR);`,
     );
+    const rows = await connection.createAppender('src');
+    const rejects = await connection.createAppender('src_rejects');
+    let seen = 0;
+    for await (const chunk of input.chunks()) {
+      for (const row of chunk.rows) {
+        rows.appendBigInt(BigInt(row.rowNumber));
+        for (const column of columns) {
+          const value = row.values[column];
+          if (value === null || value === undefined) rows.appendNull();
+          else rows.appendVarchar(value);
+        }
+        rows.endRow();
+      }
+      for (const reject of chunk.rejects) {
+        rejects.appendBigInt(BigInt(reject.rowNumber));
+        rejects.appendVarchar(
+          `malformed record${reject.line !== undefined ? ` at line ${reject.line}` : ''}: ${reject.reason}`,
+        );
+        if (reject.text === undefined) rejects.appendNull();
+        else rejects.appendVarchar(reject.text);
+        rejects.endRow();
+      }
+      seen += chunk.rows.length + chunk.rejects.length;
+      options.onProgress?.(seen);
+    }
+    rows.closeSync();
+    rejects.closeSync();
+    return columns;
+  } finally {
+    await input.close();
   }
-  const described = await queryRows<{ column_name: string }>(connection, `DESCRIBE src`);
-  return described.map((c) => c.column_name).filter((c) => c !== '__line');
-}
-
-function firstLine(text: string): string {
-  return text.split('\n')[0] ?? text;
 }
 
 export interface PlannedInput {
@@ -172,16 +164,23 @@ export interface PlannedInput {
  * Builds, in `connection`: `rows` (row_number, input_* columns, key_id or business_id), `rejects`
  * (row_number, reason, record) and `keys` (key_id plus the normalised match fields, or business_id).
  */
+export interface PlanInputOptions {
+  /** Scratch folder for the reader. */
+  tempDir?: string;
+  /** Called with the number of records read so far (for heartbeats). */
+  onProgress?: (records: number) => void;
+}
+
 export async function planInput(
   connection: DuckDBConnection,
-  file: string,
+  location: FileLocation,
   spec: InputSpec,
+  options: PlanInputOptions = {},
 ): Promise<PlannedInput> {
-  const format = detectFormat(spec.location, spec.format);
-  const columns = await loadSource(connection, file, spec.location, format, spec.delimiter);
+  const columns = await loadSource(connection, location, spec, options);
   const mapping = mapColumns(spec.location, columns, spec.columns);
   const { fields } = mapping;
-  const rowNumber = format === 'parquet' ? 'rowid + 1' : '__line';
+  const rowNumber = '__line';
   const col = (field: InputField) =>
     fields[field] ? `nullif(trim(${sqlIdent(fields[field])}), '')` : 'NULL::VARCHAR';
   const inputColumns = columns.map((c) => `${sqlIdent(c)} AS ${sqlIdent(`input_${c}`)}`).join(', ');
@@ -260,7 +259,7 @@ export async function planInput(
             (SELECT count(*) FROM rejects) AS rejected, (SELECT count(*) FROM keys) AS keys`,
   );
   if (!counts || Number(counts.input_rows) === 0) {
-    throw new InputFileError(`${spec.location}: the file has no data rows`);
+    throw new InputFileError('EMPTY', spec.location, 'the file has no data rows');
   }
   return {
     inputRows: Number(counts.input_rows),

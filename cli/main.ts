@@ -6,6 +6,7 @@ import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerToolsCommand } from './commands/tools.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerEnrichCommands } from './commands/enrich.js';
+import { registerExportCommands } from './commands/export.js';
 import { registerRunsCommands } from './commands/runs.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { exitCodeFor, formatCliError } from './errors.js';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .showSuggestionAfterError();
   registerEnrichCommands(program);
+  registerExportCommands(program);
   registerRunsCommands(program);
   registerWorkerCommand(program);
   registerDemoCommand(program);
@@ -34,11 +36,11 @@ export function buildProgram(): Command {
  */
 function quietNodeVersionNotice(): void {
   const emitWarning = process.emitWarning.bind(process) as (...args: unknown[]) => void;
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
     const text = typeof warning === 'string' ? warning : warning.message;
     if (text.includes('NodeVersionSupportWarning')) return;
     emitWarning(warning, ...rest);
-  });
+  };
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -21,7 +21,7 @@ export async function startRun(client: Client, config: EnrichflowConfig, spec: J
   detectFormat(spec.input.location, spec.input.format);
   const source = storeResolverFor(config)(spec.input.location);
   const info = await source.store.head(source.prefix);
-  if (!info) throw new InputFileError(`${spec.input.location}: no such file`);
+  if (!info) throw new InputFileError('NOT_FOUND', spec.input.location, 'no such file');
   const runKey = spec.run_key ?? computeRunKey(spec, info);
   const runId = runIdOf(jobNameOf(spec), runKey);
   const input: EnrichRunWorkflowInput = {

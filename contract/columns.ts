@@ -21,6 +21,7 @@ interface JsonSchemaNode {
   type?: string;
   format?: string;
   enum?: unknown[];
+  const?: unknown;
   anyOf?: JsonSchemaNode[];
   items?: JsonSchemaNode;
   properties?: Record<string, JsonSchemaNode>;
@@ -33,6 +34,10 @@ function describe(node: JsonSchemaNode): { type: ColumnType; nullable: boolean }
     const others = node.anyOf.filter((branch) => branch.type !== 'null');
     const nullable = others.length < node.anyOf.length;
     if (others.length === 1 && others[0]) return { type: describe(others[0]).type, nullable };
+    // A union of string literals is an enumeration (size and revenue ranges): plain text.
+    if (others.every((branch) => branch.type === 'string' || typeof branch.const === 'string')) {
+      return { type: { kind: 'string' }, nullable };
+    }
     return { type: { kind: 'json' }, nullable };
   }
   if (node.enum)

@@ -28,8 +28,13 @@ async function preview(folder: string): Promise<string[]> {
       `SELECT name, website, country_name, number_of_employees_range AS employees, yearly_revenue_range AS revenue
          FROM read_parquet(${sqlString(pattern)}) ORDER BY name LIMIT 5`,
     );
-    return rows.map((r) =>
-      `    ${String(r.name).padEnd(32).slice(0, 32)} ${String(r.website ?? '').padEnd(30).slice(0, 30)} ${String(r.country_name ?? '').padEnd(16).slice(0, 16)} ${r.employees ?? ''} employees, ${r.revenue ?? ''} revenue`,
+    return rows.map(
+      (r) =>
+        `    ${String(r.name).padEnd(32).slice(0, 32)} ${String(r.website ?? '')
+          .padEnd(30)
+          .slice(0, 30)} ${String(r.country_name ?? '')
+          .padEnd(16)
+          .slice(0, 16)} ${r.employees ?? ''} employees, ${r.revenue ?? ''} revenue`,
     );
   });
 }
@@ -55,7 +60,14 @@ export function registerDemoCommand(program: Command): void {
       say('Starting the local stack (Temporal dev server, S3 server, sandbox, worker)…');
       const stack = await startLocalStack({ dataDir, freePorts: true, headless: true, logger });
       try {
-        const addOns = await localAddOns.start({ stack, dataDir, freePorts: true, sandbox: true, worker: true, logger });
+        const addOns = await localAddOns.start({
+          stack,
+          dataDir,
+          freePorts: true,
+          sandbox: true,
+          worker: true,
+          logger,
+        });
         try {
           const client = await connectClient(addOns.config.temporal);
           try {
@@ -65,7 +77,11 @@ export function registerDemoCommand(program: Command): void {
               'the demo',
             );
             const { runId, started } = await startRun(client, addOns.config, spec);
-            say(started ? `Started run ${runId}` : `Run ${runId} already ran on this input; showing it (delete ${dataDir} to start afresh)`);
+            say(
+              started
+                ? `Started run ${runId}`
+                : `Run ${runId} already ran on this input; showing it (delete ${dataDir} to start afresh)`,
+            );
             const summary = await followRun(client, runId, { out: process.stderr });
             const folder = path.join(output, runId);
             const lines = [

@@ -11,6 +11,12 @@ import { connectClient } from '../../workers/temporal-connection.js';
 import { UsageError } from '../errors.js';
 import { renderSnapshot, snapshotRun } from '../progress.js';
 import { followRun, formatSummary } from '../start-run.js';
+import { formatExportSummary, isExportSummary } from '../export-run.js';
+
+/** A finished run's summary as text: an enrichment run's, or a search export's. */
+function summaryText(summary: unknown): string {
+  return isExportSummary(summary) ? formatExportSummary(summary) : formatSummary(summary as RunSummary);
+}
 
 async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = await connectClient(loadConfig().temporal);
@@ -52,7 +58,7 @@ export function registerRunsCommands(program: Command): void {
         const filter = opts.status ? ` AND ExecutionStatus = '${opts.status.replace(/'/g, '')}'` : '';
         const rows: string[][] = [];
         for await (const wf of client.workflow.list({
-          query: `WorkflowType = 'enrichRunWorkflow'${filter}`,
+          query: `WorkflowType IN ('enrichRunWorkflow', 'exportRunWorkflow')${filter}`,
         })) {
           const memo = (wf.memo ?? {}) as Record<string, string>;
           rows.push([
@@ -110,9 +116,9 @@ export function registerRunsCommands(program: Command): void {
           process.exitCode = 1;
           return;
         }
-        const summary = (await handle.result()) as RunSummary;
+        const summary: unknown = await handle.result();
         process.stdout.write(
-          opts.json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatSummary(summary)}\n`,
+          opts.json ? `${JSON.stringify(summary, null, 2)}\n` : `${summaryText(summary)}\n`,
         );
       });
     });
@@ -126,7 +132,7 @@ export function registerRunsCommands(program: Command): void {
         await describeRun(client, runId);
         try {
           const summary = await followRun(client, runId, { out: process.stdout });
-          process.stdout.write(`${formatSummary(summary)}\n`);
+          process.stdout.write(`${summaryText(summary)}\n`);
         } catch (error) {
           process.stdout.write(`run ${runId} did not complete: ${failureText(error)}\n`);
           process.exitCode = 1;
@@ -170,7 +176,13 @@ export function registerRetryCommand(runs: Command): void {
             `run ${runId} ${description.status.name.toLowerCase()} before committing anything; start it again instead (enrichflow run / enrich)`,
           );
         }
-        const original = (await client.workflow.getHandle(runId).result()) as RunSummary;
+        const result: unknown = await client.workflow.getHandle(runId).result();
+        if (isExportSummary(result)) {
+          throw new UsageError(
+            `run ${runId} is a search export; start the same export again instead: a run that failed resumes from its saved plan`,
+          );
+        }
+        const original = result as RunSummary;
         const files = RunFiles.open(storeResolverFor(config), { runId, output: original.request.output });
         const latest = (await files.store.exists(files.key(runLayout.runSummary)))
           ? await files.getJson<RunSummary>(runLayout.runSummary)

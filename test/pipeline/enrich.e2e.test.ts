@@ -204,6 +204,23 @@ describe('enrich: sample companies from S3 to Parquet on S3', () => {
     });
   });
 
+  test('no API key and no input row appears in any workflow history of the run', async () => {
+    const sampleNames = (await import('node:fs'))
+      .readFileSync(SAMPLE, 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(',')[0] ?? '')
+      .filter((name) => name.length > 8);
+    expect(sampleNames.length).toBeGreaterThan(50);
+    const ids = [summary.runId, ...summary.stages.map((s) => `${summary.runId}/${s.stage}`)];
+    for (const id of ids) {
+      const history = JSON.stringify(await client.workflow.getHandle(id).fetchHistory());
+      expect(history).not.toContain(API_KEY);
+      for (const name of sampleNames)
+        expect(history, `${id} carries input row "${name}"`).not.toContain(name);
+    }
+  });
+
   test('starting the same run again does not do the work again', async () => {
     const again = await startRun(
       client,

@@ -18,7 +18,7 @@ function file(name: string, content: string | Buffer): string {
 
 async function plan(location: string, spec: Partial<InputSpec> = {}) {
   return withDuckDb({}, async (connection) => {
-    const summary = await planInput(connection, location, { location, ...spec });
+    const summary = await planInput(connection, { path: location }, { location, ...spec });
     return {
       summary,
       keys: await queryRows(connection, 'SELECT * EXCLUDE (name_key) FROM keys ORDER BY key_id').catch(() =>
@@ -65,7 +65,7 @@ describe('planInput', () => {
     expect(rejects).toEqual([
       { row_number: '2', reason: 'no usable field: name, domain, url and network_url are all empty' },
       { row_number: '3', reason: 'domain "not a domain" is not a valid domain name' },
-      { row_number: '4', reason: expect.stringMatching(/^malformed CSV record: /) as string },
+      { row_number: '4', reason: 'malformed record at line 5: expected 3 fields, found 5' },
       { row_number: '6', reason: 'network_url "nowhere" is not a profile address' },
     ]);
     expect(rows.map((r) => r.row_number)).toEqual(['1', '5']);
@@ -112,7 +112,7 @@ describe('planInput', () => {
     const empty = file('empty.csv', 'name,domain\n');
     await expect(plan(empty)).rejects.toThrow(/empty\.csv: the file has no data rows/);
     const binary = file('bad.parquet', Buffer.from('this is not parquet'));
-    await expect(plan(binary)).rejects.toThrow(/bad\.parquet: cannot be read as PARQUET/);
+    await expect(plan(binary)).rejects.toThrow(/bad\.parquet: is not a Parquet file/);
     await expect(plan(path.join(dir, 'input.xlsx'))).rejects.toThrow(/cannot tell the format/);
   });
 });

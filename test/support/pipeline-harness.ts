@@ -37,7 +37,7 @@ export async function startTestSandbox(
 ): Promise<RunningSandbox> {
   // The default seed and size: the world samples/companies.csv was drawn from.
   return startSandbox({
-    dataDir: path.join(tmpdir(), 'enrichflow-e2e-sandbox'),
+    dataDir: mkdtempSync(path.join(tmpdir(), 'enrichflow-e2e-sandbox-')),
     port: 0,
     apiKeys: [{ name: 'e2e', key: API_KEY }],
     adminKey: ADMIN_KEY,

@@ -1,0 +1,434 @@
+// The events activities: committing a window of webhook deliveries into its Parquet table and manifest
+// (merging the inbox batches the receiver wrote, storing each event once), and the three steps of an
+// events pull run (plan id batches, fetch one batch on the API task queue, commit table + manifest).
+// Rows stay in the object store; workflows get keys and counts.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import type { BusinessEventType } from '../contract/enums.js';
+import { MAX_EVENT_BUSINESS_IDS } from '../contract/limits.js';
+import { readBusinessIds } from '../events/business-ids.js';
+import { SINK_ROOT, sinkLayout, windowLabel } from '../events/sink-layout.js';
+import type { Logger } from '../lib/logger.js';
+import { describeBatch } from '../workflows/batch-queue.js';
+import type {
+  EventWindowCommit,
+  EventsPullPlan,
+  EventsPullRequest,
+  EventsPullSummary,
+} from '../workflows/events-types.js';
+import type { BatchRef, RunLocation, TableSummary } from '../workflows/types.js';
+import type { CallResult } from './client-port.js';
+import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
+import { writeParquetTable } from './parquet-tables.js';
+import { RunFiles, type StoreResolver } from './run-files.js';
+import { BATCHES_PER_CHUNK, runLayout } from './run-layout.js';
+
+/** The one Data Service call the events activities make. */
+export interface EventCalls {
+  fetchEvents(body: {
+    business_ids: string[];
+    event_types: BusinessEventType[];
+    timestamp_from?: string | null;
+    timestamp_to?: string | null;
+  }): Promise<
+    CallResult<{
+      total_results: number;
+      data: {
+        event_id: string;
+        event_name: string;
+        event_time: string;
+        business_id: string;
+        data: unknown;
+      }[];
+    }>
+  >;
+}
+
+export interface EventActivityDeps {
+  resolveStore: StoreResolver;
+  logger: Logger;
+  /** Needed by `fetchEventsBatch` only (the API worker). */
+  calls?: EventCalls;
+  workDir?: string;
+}
+
+/** Thrown when the worker was built without a Data Service client but asked to call it: a deployment defect. */
+export class EventCallsMissingError extends Error {
+  override readonly name = 'EventCallsMissingError';
+}
+
+/** Columns of a window's table, as DuckDB reads the inbox lines (see `SinkEventRecord`). */
+const SINK_COLUMNS = {
+  event_id: 'VARCHAR',
+  event_name: 'VARCHAR',
+  event_time: 'TIMESTAMPTZ',
+  entity_id: 'VARCHAR',
+  entity_type: 'VARCHAR',
+  tenant_id: 'VARCHAR',
+  partner_id: 'VARCHAR',
+  enrollment_key: 'VARCHAR',
+  data: 'JSON',
+  received_at: 'TIMESTAMPTZ',
+} as const;
+
+/** Columns of a pull run's `events` table (the service's event record). */
+const PULL_COLUMNS = {
+  event_id: 'VARCHAR',
+  event_name: 'VARCHAR',
+  event_time: 'TIMESTAMPTZ',
+  business_id: 'VARCHAR',
+  data: 'JSON',
+} as const;
+
+/** Ids per `POST /v1/businesses/events` call. */
+export const EVENTS_BATCH_SIZE = MAX_EVENT_BUSINESS_IDS;
+
+const BUSINESS_ID = /^[0-9a-f]{32}$/;
+
+const columnsSql = (columns: Record<string, string>) =>
+  `{${Object.entries(columns)
+    .map(([name, type]) => `${name}: ${sqlString(type)}`)
+    .join(', ')}}`;
+const emptySql = (columns: Record<string, string>) =>
+  `(SELECT ${Object.entries(columns)
+    .map(([name, type]) => `NULL::${type} AS ${name}`)
+    .join(', ')} WHERE false)`;
+
+function heartbeat(details?: unknown): void {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    // Called outside an activity (tests, benchmarks): nobody to tell.
+  }
+}
+
+function attempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
+
+/** Classifies a client error for the retry policy (the same rules as the enrichment calls). */
+function toActivityFailure(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
+  switch (error.name) {
+    case 'RateLimitedError':
+      return ApplicationFailure.create({
+        type: error.name,
+        message: error.message,
+        nextRetryDelay: typeof retryAfterMs === 'number' ? Math.max(retryAfterMs, 100) : undefined,
+      });
+    case 'ValidationError':
+    case 'AuthError':
+    case 'InsufficientCreditsError':
+      return ApplicationFailure.create({ type: error.name, message: error.message, nonRetryable: true });
+    default:
+      return ApplicationFailure.create({ type: error.name, message: error.message });
+  }
+}
+
+function toJsonLines(values: unknown[]): string {
+  return values.map((v) => JSON.stringify(v)).join('\n') + (values.length ? '\n' : '');
+}
+
+/** The results folder of a pull: named after what was asked, so a re-run with other bounds never reuses it. */
+export function pullResultsPrefix(
+  eventTypes: readonly string[],
+  timestampFrom: string | null,
+  timestampTo: string | null,
+): string {
+  const tag = createHash('sha256')
+    .update(JSON.stringify([[...eventTypes].sort(), timestampFrom, timestampTo]))
+    .digest('hex')
+    .slice(0, 10);
+  return `_work/results/events-${tag}/`;
+}
+
+export function createEventActivities(deps: EventActivityDeps) {
+  const { resolveStore, logger } = deps;
+  const duck = <T>(fn: Parameters<typeof withDuckDb<T>>[1]) => withDuckDb({ workDir: deps.workDir }, fn);
+
+  /** Downloads objects (keys relative to `files`) to local files, 16 at a time. */
+  async function download(
+    files: RunFiles,
+    keys: string[],
+    dir: string,
+    extension: string,
+  ): Promise<string[]> {
+    await mkdir(dir, { recursive: true });
+    const limit = pLimit(16);
+    return Promise.all(
+      keys.map((key, index) =>
+        limit(async () => {
+          const local = files.store.localPath(files.key(key));
+          if (local) return local;
+          const target = path.join(dir, `${String(index).padStart(7, '0')}${extension}`);
+          await files.store.downloadToFile(files.key(key), target);
+          return target;
+        }),
+      ),
+    );
+  }
+
+  return {
+    /**
+     * Merges a window's inbox batches into its table (one row per event id: the earliest delivery wins),
+     * writes its manifest (and `_SUCCESS` once the window is complete), then deletes the merged batches.
+     * Safe to retry at any point: batches are deleted only after the table that holds them is written.
+     */
+    commitEventWindow: async (input: {
+      output: string;
+      tenant: string | null;
+      windowStart: number;
+      windowMs: number;
+      complete: boolean;
+    }): Promise<EventWindowCommit> => {
+      const { store, prefix } = resolveStore(input.output);
+      const files = new RunFiles(store, prefix, SINK_ROOT);
+      const table = sinkLayout.windowTable(input.tenant, input.windowStart);
+      const inbox = await files.list(sinkLayout.inboxPrefix(input.tenant, input.windowStart));
+      const storedParts = (await files.list(`${table}/`)).filter((key) => key.endsWith('.parquet'));
+      heartbeat({ inbox: inbox.length });
+      const { summary, merged, stored } = await duck(async (connection, scratch) => {
+        const lines = await download(files, inbox, path.join(scratch, 'inbox'), '.jsonl');
+        const parts = await download(files, storedParts, path.join(scratch, 'stored'), '.parquet');
+        const incoming = lines.length
+          ? `read_json([${lines.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(SINK_COLUMNS)})`
+          : emptySql(SINK_COLUMNS);
+        const previous = parts.length
+          ? `read_parquet([${parts.map(sqlString).join(', ')}])`
+          : emptySql(SINK_COLUMNS);
+        await connection.run(`CREATE TABLE incoming AS SELECT * FROM ${incoming}`);
+        await connection.run(`CREATE TABLE stored AS SELECT * FROM ${previous}`);
+        const [counts] = await queryRows<{ merged: number; stored: number }>(
+          connection,
+          'SELECT (SELECT count(*) FROM incoming) AS merged, (SELECT count(*) FROM stored) AS stored',
+        );
+        heartbeat({ step: 'writing', merged: counts?.merged });
+        const summary = await writeParquetTable(
+          connection,
+          files,
+          table,
+          `SELECT * FROM (SELECT * FROM stored UNION ALL BY NAME SELECT * FROM incoming)
+           QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY received_at, partner_id, enrollment_key) = 1
+           ORDER BY event_time, event_id`,
+          scratch,
+        );
+        return { summary, merged: Number(counts?.merged ?? 0), stored: Number(counts?.stored ?? 0) };
+      });
+      const duplicates = stored + merged - summary.rows;
+      const manifestKey = sinkLayout.windowManifest(input.tenant, input.windowStart);
+      const before = (await files.store.exists(files.key(manifestKey)))
+        ? await files.getJson<{ deliveries_merged?: number; duplicates_dropped?: number; commits?: number }>(
+            manifestKey,
+          )
+        : {};
+      const committedAt = new Date().toISOString();
+      await files.putJson(manifestKey, {
+        manifest_version: 1,
+        kind: 'events_window',
+        tenant_id: input.tenant,
+        window: windowLabel(input.windowStart),
+        window_start: new Date(input.windowStart).toISOString(),
+        window_end: new Date(input.windowStart + input.windowMs).toISOString(),
+        complete: input.complete,
+        committed_at: committedAt,
+        commits: (before.commits ?? 0) + 1,
+        rows: summary.rows,
+        deliveries_merged: (before.deliveries_merged ?? 0) + merged,
+        duplicates_dropped: (before.duplicates_dropped ?? 0) + duplicates,
+        location: `${files.url}${table}/`,
+        files: summary.files,
+        columns: summary.columns,
+      });
+      if (input.complete) {
+        await files.putJson(sinkLayout.windowSuccess(input.tenant, input.windowStart), {
+          window: windowLabel(input.windowStart),
+          committed_at: committedAt,
+        });
+      }
+      const limit = pLimit(16);
+      await Promise.all(inbox.map((key) => limit(() => files.store.delete(files.key(key)))));
+      logger.info(
+        {
+          window: windowLabel(input.windowStart),
+          tenant: input.tenant,
+          rows: summary.rows,
+          merged,
+          duplicates,
+        },
+        'committed events window',
+      );
+      return {
+        rows: summary.rows,
+        merged,
+        duplicates,
+        complete: input.complete,
+        table: summary,
+        manifestKey,
+        committedAt,
+      };
+    },
+
+    /** Gathers the pull's business ids (inline or from Parquet) and writes them as plan files of 40-id batches. */
+    planEventsPull: async (input: {
+      run: RunLocation;
+      businessIds?: string[];
+      idsLocation?: string;
+    }): Promise<EventsPullPlan> => {
+      const files = RunFiles.open(resolveStore, input.run);
+      const raw = input.idsLocation
+        ? await readBusinessIds(resolveStore, input.idsLocation, { workDir: deps.workDir })
+        : (input.businessIds ?? []);
+      const unique = [...new Set(raw.map((id) => id.trim().toLowerCase()))];
+      const ids = unique.filter((id) => BUSINESS_ID.test(id)).sort();
+      const perChunk = EVENTS_BATCH_SIZE * BATCHES_PER_CHUNK;
+      const limit = pLimit(8);
+      const writes: Promise<void>[] = [];
+      for (let offset = 0, chunk = 0; offset < ids.length; offset += perChunk, chunk += 1) {
+        const slice = ids.slice(offset, offset + perChunk);
+        const batches: string[][] = [];
+        for (let i = 0; i < slice.length; i += EVENTS_BATCH_SIZE)
+          batches.push(slice.slice(i, i + EVENTS_BATCH_SIZE));
+        writes.push(limit(() => files.putJson(runLayout.idChunk(EVENTS_BATCH_SIZE, chunk), batches)));
+      }
+      await Promise.all(writes);
+      const plan: EventsPullPlan = {
+        uniqueIds: ids.length,
+        invalidIds: unique.length - ids.length,
+        totalBatches: Math.ceil(ids.length / EVENTS_BATCH_SIZE),
+        batchesPerChunk: BATCHES_PER_CHUNK,
+      };
+      logger.info({ runId: input.run.runId, ...plan }, 'planned events pull');
+      return plan;
+    },
+
+    /**
+     * One `POST /v1/businesses/events` call for one batch of ≤ 40 ids; its events go to the batch's
+     * result file. A batch whose result file exists (an earlier attempt of this run) is not fetched again.
+     */
+    fetchEventsBatch: async (input: {
+      run: RunLocation;
+      batch: BatchRef;
+      eventTypes: BusinessEventType[];
+      timestampFrom: string | null;
+      timestampTo: string | null;
+    }): Promise<{ events: number; calls: number }> => {
+      const files = RunFiles.open(resolveStore, input.run);
+      const resultKey = `${pullResultsPrefix(input.eventTypes, input.timestampFrom, input.timestampTo)}${describeBatch(input.batch)}.jsonl`;
+      const existing = await files.store.head(files.key(resultKey));
+      if (existing) {
+        const text = (await files.store.getBytes(files.key(resultKey))).toString('utf8');
+        return { events: text.split('\n').filter(Boolean).length, calls: 0 };
+      }
+      const chunk = await files.getJson<string[][]>(runLayout.idChunk(EVENTS_BATCH_SIZE, input.batch.chunk));
+      const ids = chunk[input.batch.index];
+      if (!ids) throw new Error(`events pull: batch ${describeBatch(input.batch)} is not in its plan file`);
+      if (!deps.calls) throw new EventCallsMissingError('this worker has no Data Service client for events');
+      heartbeat();
+      let response;
+      try {
+        response = await deps.calls.fetchEvents({
+          business_ids: ids,
+          event_types: input.eventTypes,
+          ...(input.timestampFrom ? { timestamp_from: input.timestampFrom } : {}),
+          ...(input.timestampTo ? { timestamp_to: input.timestampTo } : {}),
+        });
+      } catch (error) {
+        throw toActivityFailure(error);
+      }
+      const rows = response.body.data.map((event) => ({
+        event_id: event.event_id,
+        event_name: event.event_name,
+        event_time: event.event_time,
+        business_id: event.business_id,
+        data: event.data,
+      }));
+      await files.store.put(files.key(resultKey), toJsonLines(rows), { contentType: 'application/x-ndjson' });
+      return { events: rows.length, calls: attempt() };
+    },
+
+    /** Writes the pull's `events` table (each event id once), `manifest.json`, then `_SUCCESS`. */
+    commitEventsPull: async (input: {
+      run: RunLocation;
+      request: EventsPullRequest;
+      plan: EventsPullPlan;
+      timestampFrom: string | null;
+      timestampTo: string | null;
+      calls: number;
+      startedAt: string;
+    }): Promise<EventsPullSummary> => {
+      const { run } = input;
+      const files = RunFiles.open(resolveStore, run);
+      await files.store.delete(files.key(runLayout.success));
+      const resultKeys = await files.list(
+        pullResultsPrefix(input.request.eventTypes, input.timestampFrom, input.timestampTo),
+      );
+      const table: TableSummary = await duck(async (connection, scratch) => {
+        const local = await download(files, resultKeys, path.join(scratch, 'results'), '.jsonl');
+        const source = local.length
+          ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
+          : emptySql(PULL_COLUMNS);
+        heartbeat({ files: local.length });
+        return writeParquetTable(
+          connection,
+          files,
+          'events',
+          `SELECT * FROM ${source} QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY event_time) = 1
+           ORDER BY business_id, event_time, event_id`,
+          scratch,
+        );
+      });
+      const finishedAt = new Date().toISOString();
+      const summary: EventsPullSummary = {
+        runId: run.runId,
+        status: 'completed',
+        request: input.request,
+        outputPrefix: files.url,
+        manifestKey: runLayout.manifest,
+        plan: input.plan,
+        timestampFrom: input.timestampFrom,
+        timestampTo: input.timestampTo,
+        events: table.rows,
+        calls: input.calls,
+        table,
+        startedAt: input.startedAt,
+        finishedAt,
+      };
+      await files.putJson(runLayout.runSummary, summary);
+      await files.putJson(runLayout.manifest, {
+        manifest_version: 1,
+        kind: 'events_pull',
+        run_id: run.runId,
+        job_name: input.request.jobName,
+        status: 'completed',
+        event_types: input.request.eventTypes,
+        timestamp_from: input.timestampFrom,
+        timestamp_to: input.timestampTo,
+        ids_source: input.request.idsLocation ?? 'inline',
+        started_at: input.startedAt,
+        finished_at: finishedAt,
+        location: files.url,
+        counts: {
+          business_ids: input.plan.uniqueIds,
+          invalid_ids: input.plan.invalidIds,
+          batches: input.plan.totalBatches,
+          calls: input.calls,
+          events: table.rows,
+        },
+        tables: [{ name: table.table, rows: table.rows, files: table.files, columns: table.columns }],
+      });
+      await files.putJson(runLayout.success, { run_id: run.runId, finished_at: finishedAt });
+      logger.info({ runId: run.runId, events: table.rows }, 'committed events pull');
+      return summary;
+    },
+  };
+}
+
+export type EventActivities = ReturnType<typeof createEventActivities>;

@@ -1,0 +1,248 @@
+// ObjectStore over a local folder: keys are paths under the root. Whole-object writes go to a
+// temporary name in the same folder and are renamed into place, so readers never see a partial file.
+// Unlike S3, a key cannot be both an object and a folder of other objects (`a` and `a/b`).
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import {
+  assertObjectKey,
+  assertObjectPrefix,
+  ObjectNotFoundError,
+  ObjectStoreError,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type TransferOptions,
+} from './object-store.js';
+
+/** Temporary names carry this marker; listings skip them. */
+const TEMP_MARKER = '.enrichflow-tmp-';
+
+function tempNameFor(file: string): string {
+  return path.join(
+    path.dirname(file),
+    `.${path.basename(file)}${TEMP_MARKER}${randomBytes(6).toString('hex')}`,
+  );
+}
+
+function isTempName(name: string): boolean {
+  return name.startsWith('.') && name.includes(TEMP_MARKER);
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/**
+ * Writes a file atomically: `write` fills a temporary sibling, which is then renamed over `file`.
+ * The temporary file is removed when `write` fails.
+ */
+export async function writeFileAtomically(
+  file: string,
+  write: (tempPath: string) => Promise<void>,
+): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const temp = tempNameFor(file);
+  try {
+    await write(temp);
+    await fs.rename(temp, file);
+  } catch (error) {
+    await fs.rm(temp, { force: true });
+    throw error;
+  }
+}
+
+export class LocalObjectStore implements ObjectStore {
+  readonly root: string;
+  readonly url: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+    this.url = pathToFileURL(this.root).href;
+  }
+
+  private fileFor(key: string): string {
+    assertObjectKey(key);
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  private where(key: string): string {
+    return `${this.url.replace(/\/$/, '')}/${key}`;
+  }
+
+  private wrap(error: unknown, key: string, operation: string): never {
+    const code = errnoCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
+      throw new ObjectNotFoundError(this.where(key), { cause: error });
+    }
+    if (error instanceof ObjectStoreError) throw error;
+    throw new ObjectStoreError(
+      `${operation} ${this.where(key)} failed: ${(error as Error).message}`,
+      code ?? 'UNKNOWN',
+      this.where(key),
+      { cause: error },
+    );
+  }
+
+  async put(key: string, body: Uint8Array | string | Readable, options: PutOptions = {}): Promise<void> {
+    const file = this.fileFor(key);
+    try {
+      await writeFileAtomically(file, async (temp) => {
+        if (typeof body === 'string' || body instanceof Uint8Array) {
+          await fs.writeFile(temp, body, { signal: options.signal });
+        } else {
+          await pipeline(body, createWriteStream(temp), { signal: options.signal });
+        }
+      });
+    } catch (error) {
+      this.wrap(error, key, 'put');
+    }
+  }
+
+  async putFile(key: string, filePath: string, options: PutOptions = {}): Promise<void> {
+    const file = this.fileFor(key);
+    try {
+      options.signal?.throwIfAborted();
+      await writeFileAtomically(file, (temp) => fs.copyFile(filePath, temp));
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') {
+        throw new ObjectStoreError(`putFile: local file ${filePath} does not exist`, 'ENOENT', filePath, {
+          cause: error,
+        });
+      }
+      this.wrap(error, key, 'putFile');
+    }
+  }
+
+  async getStream(key: string, _options: TransferOptions = {}): Promise<Readable> {
+    const file = this.fileFor(key);
+    try {
+      // Opening first turns a missing file into an error here, not a later stream 'error' event.
+      const handle = await fs.open(file, 'r');
+      const stat = await handle.stat();
+      if (!stat.isFile()) {
+        await handle.close();
+        throw new ObjectNotFoundError(this.where(key));
+      }
+      return handle.createReadStream({ highWaterMark: 1 << 20 });
+    } catch (error) {
+      this.wrap(error, key, 'get');
+    }
+  }
+
+  async getBytes(key: string, options: TransferOptions = {}): Promise<Buffer> {
+    try {
+      return await fs.readFile(this.fileFor(key), { signal: options.signal });
+    } catch (error) {
+      this.wrap(error, key, 'get');
+    }
+  }
+
+  async downloadToFile(key: string, filePath: string, options: TransferOptions = {}): Promise<void> {
+    const source = this.fileFor(key);
+    try {
+      options.signal?.throwIfAborted();
+      await writeFileAtomically(path.resolve(filePath), (temp) => fs.copyFile(source, temp));
+    } catch (error) {
+      this.wrap(error, key, 'download');
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const stat = await fs.stat(this.fileFor(key));
+      return stat.isFile() ? { key, size: stat.size, lastModified: stat.mtime } : undefined;
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      this.wrap(error, key, 'head');
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.head(key)) !== undefined;
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    assertObjectPrefix(prefix);
+    // Walk only the folder the prefix names, then filter by the plain string prefix, as S3 does.
+    const slash = prefix.lastIndexOf('/');
+    const baseKey = slash >= 0 ? prefix.slice(0, slash) : '';
+    const baseDir = baseKey ? path.join(this.root, ...baseKey.split('/')) : this.root;
+    const keys: string[] = [];
+    const walk = async (dir: string, keyPrefix: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await fs.readdir(dir, { withFileTypes: true });
+      } catch (error) {
+        const code = errnoCode(error);
+        if (code === 'ENOENT' || code === 'ENOTDIR') return;
+        throw error;
+      }
+      for (const entry of entries) {
+        if (isTempName(entry.name)) continue;
+        const key = keyPrefix ? `${keyPrefix}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) {
+          // Descend only where the prefix can still match.
+          const asDir = `${key}/`;
+          if (asDir.startsWith(prefix) || prefix.startsWith(asDir))
+            await walk(path.join(dir, entry.name), key);
+        } else if (entry.isFile() && key.startsWith(prefix)) {
+          keys.push(key);
+        }
+      }
+    };
+    await walk(baseDir, baseKey);
+    keys.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    for (const key of keys) {
+      const info = await this.head(key);
+      if (info) yield info; // deleted since the walk: skip, as a later S3 page would
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const file = this.fileFor(key);
+    try {
+      await fs.rm(file, { force: true });
+    } catch (error) {
+      this.wrap(error, key, 'delete');
+    }
+    await this.pruneEmptyFolders(path.dirname(file));
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    if (prefix === '')
+      throw new ObjectStoreError('deletePrefix refuses an empty prefix', 'EMPTY_PREFIX', this.url);
+    let count = 0;
+    for await (const info of this.list(prefix)) {
+      await this.delete(info.key);
+      count += 1;
+    }
+    return count;
+  }
+
+  localPath(key: string): string | undefined {
+    return this.fileFor(key);
+  }
+
+  close(): void {
+    // Nothing to release.
+  }
+
+  /** S3 has no folders: remove the ones a delete left empty, up to (not including) the root. */
+  private async pruneEmptyFolders(dir: string): Promise<void> {
+    let current = dir;
+    while (current.startsWith(this.root + path.sep)) {
+      try {
+        await fs.rmdir(current);
+      } catch {
+        return; // not empty (or already gone): stop climbing
+      }
+      current = path.dirname(current);
+    }
+  }
+}
