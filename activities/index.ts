@@ -29,7 +29,7 @@ import type {
 import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { InputFileError, planInput } from './plan-input.js';
+import { planInput } from './plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, runLayout, stageBatching } from './run-layout.js';
 import { RunFiles, type StoreResolver } from './run-files.js';
 import { datasetColumns, datasetRecordStruct } from './table-schema.js';
