@@ -65,7 +65,7 @@ function heartbeat(details?: unknown): void {
 
 /** Heartbeats every few seconds while `work` runs, so a dead worker is noticed within the heartbeat timeout. */
 async function whileHeartbeating<T>(work: Promise<T>, everyMs = 3_000): Promise<T> {
-  heartbeat();
+  // No heartbeat up front: most calls end well within `everyMs`, and each heartbeat is a server round trip.
   const timer = setInterval(() => heartbeat(), everyMs);
   try {
     return await work;
@@ -267,7 +267,6 @@ export function createActivities(deps: ActivityDeps) {
       parameters?: Record<string, unknown>;
     }): Promise<BatchOutcome> => {
       const files = RunFiles.open(resolveStore, run);
-      heartbeat();
       if (stage === 'match') {
         const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
         const items = keys.map(({ key_id: _id, ...fields }) =>

@@ -8,10 +8,14 @@ import { fileURLToPath } from 'node:url';
 import type { EnrichflowConfig } from '../config/index.js';
 import type { Logger } from '../lib/logger.js';
 import { openObjectStore } from '../storage/open-store.js';
+import type { ObjectStore } from '../storage/object-store.js';
 import type { S3ConnectionOptions } from '../storage/s3-store.js';
 import { createActivities } from '../activities/index.js';
+import { createExportActivities, type ExportCalls } from '../activities/export.js';
+import { createEventActivities, type EventCalls } from '../activities/events.js';
 import type { EnrichmentCalls } from '../activities/client-port.js';
 import type { StoreResolver } from '../activities/run-files.js';
+import { countRowsWritten } from '../activities/metrics.js';
 
 /** The workflows entry, as TypeScript source (tests, tsx) or compiled JavaScript (dist). */
 export function workflowsPath(): string {
@@ -31,14 +35,20 @@ export function storeResolverFor(config: EnrichflowConfig): StoreResolver {
       ? { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey }
       : {}),
   };
-  const stores = new Map<string, ReturnType<typeof openObjectStore>['store']>();
+  // One store (one S3 client and connection pool) per bucket or folder, and one parse per location:
+  // every activity of a run resolves the same output location.
+  const stores = new Map<string, ObjectStore>();
+  const opened = new Map<string, { store: ObjectStore; prefix: string }>();
   return (location) => {
-    const opened = openObjectStore(location, { s3 });
-    // One store (and one S3 client with its connection pool) per bucket or folder.
-    const existing = stores.get(opened.store.url);
-    if (existing) return { store: existing, prefix: opened.prefix };
-    stores.set(opened.store.url, opened.store);
-    return { store: opened.store, prefix: opened.prefix };
+    const known = opened.get(location);
+    if (known) return known;
+    const fresh = openObjectStore(location, { s3 });
+    const store = stores.get(fresh.store.url) ?? fresh.store;
+    stores.set(store.url, store);
+    const result = { store, prefix: fresh.prefix };
+    if (opened.size > 1_000) opened.clear();
+    opened.set(location, result);
+    return result;
   };
 }
 
@@ -68,6 +78,25 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     workDir: config.workDir,
   });
   const { callBatch, ...tableActivities } = activities;
+  // Rows written per table, for the metrics endpoint (a no-op when metrics are off).
+  tableActivities.commitRun = countRowsWritten(tableActivities.commitRun);
+  // Search exports: their calls to the service go on the API queue too, under the same rate budget.
+  const { probeCount, measureStats, fetchPage, fetchCursorPage, fetchPosts, ...exportTableActivities } =
+    createExportActivities({
+      calls: options.calls as Partial<ExportCalls>,
+      resolveStore: options.resolveStore ?? storeResolverFor(config),
+      logger,
+      ...(config.workDir ? { workDir: config.workDir } : {}),
+    });
+  // Events: window commits and pull planning/commit here; pull calls on the API queue (same budget).
+  const { fetchEventsBatch, ...eventTableActivities } = createEventActivities({
+    resolveStore: options.resolveStore ?? storeResolverFor(config),
+    logger,
+    ...(typeof (options.calls as Partial<EventCalls>).fetchEvents === 'function'
+      ? { calls: options.calls as unknown as EventCalls }
+      : {}),
+    ...(config.workDir ? { workDir: config.workDir } : {}),
+  });
   const main = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -75,7 +104,7 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: workflowsPath() }),
-    activities: tableActivities,
+    activities: { ...tableActivities, ...exportTableActivities, ...eventTableActivities },
     // Planning and committing are DuckDB-heavy; two at a time per process keeps memory predictable.
     maxConcurrentActivityTaskExecutions: 2,
   });
@@ -83,7 +112,15 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.apiTaskQueue,
-    activities: { callBatch },
+    activities: {
+      callBatch,
+      probeCount,
+      measureStats,
+      fetchPage,
+      fetchCursorPage,
+      fetchPosts,
+      fetchEventsBatch,
+    },
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
     // Enforced by the server for the whole task queue: the deployment's one rate budget.
     maxTaskQueueActivitiesPerSecond: config.dataService.ratePerMinute / 60,

@@ -45,7 +45,7 @@ function spawnWorker(): ChildProcess {
     ENRICHFLOW_API_RATE_PER_MINUTE: '60000',
     LOG_LEVEL: 'warn',
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/enrichflow-src.ts', 'worker'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -1,0 +1,267 @@
+// Benchmark of the main job at the service's rate limit (issue 4): a sandbox with N businesses, a rate
+// limit and added latency; an input of M rows; match plus three datasets. Prints the end-to-end time
+// against the ideal (calls / rate) and against a plain p-limit script making the same calls at the same
+// rate in the same run, and the worker's peak RSS. The sandbox and the worker run in their own processes.
+//   npx tsx bench/enrich.ts [--businesses 200000] [--rows 100000] [--rate 100] [--latency 50]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import pLimit from 'p-limit';
+import { DataServiceClient } from '../client/index.js';
+import { generateBusinessRows } from '../sandbox/data/businesses.js';
+import { DEFAULT_SEED } from '../sandbox/app.js';
+import { freePort } from '../stack/ports.js';
+import { startTemporalDevServer } from '../stack/temporal.js';
+import type { RunSummary } from '../workflows/types.js';
+import type { BulkDataset } from '../contract/datasets.js';
+
+const { values: args } = parseArgs({
+  options: {
+    businesses: { type: 'string', default: '200000' },
+    rows: { type: 'string', default: '100000' },
+    rate: { type: 'string', default: '100' },
+    latency: { type: 'string', default: '50' },
+    window: { type: 'string', default: '48' },
+  },
+});
+const businesses = Number(args.businesses);
+const rows = Number(args.rows);
+const ratePerSecond = Number(args.rate);
+const latencyMs = Number(args.latency);
+const DATASETS: BulkDataset[] = ['firmographics', 'technographics', 'funding_and_acquisition'];
+const KEY = 'bench-key';
+const ADMIN = 'bench-admin';
+const ROOT = path.resolve(import.meta.dirname, '..');
+const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-'));
+const children: ChildProcess[] = [];
+
+function tsxProcess(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitFor(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/** Waits until a worker polls both task queues, so the timed run does not include the worker's start. */
+async function waitForPollers(client: Client, queues: string[]): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (const name of queues) {
+    for (;;) {
+      const described = await client.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name },
+        taskQueueType: name.endsWith('-api') ? 2 : 1,
+      });
+      if ((described.pollers ?? []).length > 0) break;
+      if (Date.now() > deadline) throw new Error(`no worker polls ${name}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function admin(base: string, method: string, route: string, body?: unknown): Promise<void> {
+  const response = await fetch(`${base}/_admin/${route}`, {
+    method,
+    headers: { 'x-admin-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
+}
+
+try {
+  console.log(
+    `businesses ${businesses}, input rows ${rows}, rate ${ratePerSecond}/s, latency ${latencyMs} ms`,
+  );
+  // Input: rows drawn from the sandbox's own businesses (same seed), by name and domain.
+  const world = generateBusinessRows(DEFAULT_SEED, businesses).filter((b) => b.domain);
+  const input = path.join(work, 'companies.csv');
+  const lines = ['name,domain'];
+  for (let i = 0; i < rows; i += 1) {
+    const b = world[(i * 7919) % world.length]!;
+    lines.push(`"${b.name.replace(/"/g, '""')}",${b.domain}`);
+  }
+  writeFileSync(input, lines.join('\n') + '\n');
+
+  const sandboxPort = await freePort();
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const t0 = Date.now();
+  tsxProcess(
+    [
+      'bin/enrichflow-src.ts',
+      'sandbox',
+      'serve',
+      '--port',
+      String(sandboxPort),
+      '--data-dir',
+      path.join(ROOT, '.data', `bench-sandbox-${businesses}`),
+      '--businesses',
+      String(businesses),
+      '--prospects',
+      '1000',
+      '--rate-limit',
+      String(ratePerSecond * 60),
+      '--api-key',
+      `bench:${KEY}`,
+      '--admin-key',
+      ADMIN,
+    ],
+    { LOG_LEVEL: 'warn' },
+  );
+  await waitFor(`${sandboxUrl}/healthcheck/http`, 600_000);
+  console.log(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  await admin(sandboxUrl, 'PUT', 'faults', { rules: [{ match: '/v1/*', kind: 'latency', latencyMs }] });
+
+  const temporal = await startTemporalDevServer({ dataDir: path.join(work, 'temporal'), headless: true });
+  const env = {
+    ENRICHFLOW_TEMPORAL_ADDRESS: temporal.address,
+    ENRICHFLOW_API_BASE_URL: sandboxUrl,
+    ENRICHFLOW_API_KEY: KEY,
+    ENRICHFLOW_API_RATE_PER_MINUTE: String(ratePerSecond * 60),
+    ENRICHFLOW_WORKER_MAX_ACTIVITIES: '96',
+    LOG_LEVEL: 'warn',
+  };
+  // The compiled CLI when it is built (what users run), else the TypeScript sources through tsx.
+  const compiled = existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'));
+  const worker = compiled
+    ? (() => {
+        const child = spawn(process.execPath, ['bin/enrichflow.js', 'worker'], {
+          cwd: ROOT,
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
+        children.push(child);
+        return child;
+      })()
+    : tsxProcess(['bin/enrichflow-src.ts', 'worker'], env);
+  const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
+  await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
+  console.log(`worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'})`);
+
+  const started = Date.now();
+  const summary = (await client.workflow.execute('enrichRunWorkflow', {
+    taskQueue: 'enrichflow',
+    workflowId: `bench-${Date.now()}`,
+    args: [
+      {
+        jobName: 'bench',
+        runKey: '1',
+        input: { location: input },
+        output: path.join(work, 'out') + '/',
+        datasets: DATASETS,
+        apiTaskQueue: 'enrichflow-api',
+        windowSize: Number(args.window),
+      },
+    ],
+  })) as RunSummary;
+  const elapsed = (Date.now() - started) / 1000;
+  const workerRss = peakRssMb(worker.pid!);
+  const calls = summary.stages.reduce((sum, s) => sum + s.calls, 0);
+  const apiSeconds =
+    (Math.max(...summary.stages.map((s) => s.updatedAt)) -
+      Math.min(...summary.stages.map((s) => s.startedAt))) /
+    1000;
+  const ideal = calls / ratePerSecond;
+
+  // The same calls from a plain script: p-limit for concurrency, paced to the same rate.
+  await admin(sandboxUrl, 'POST', 'rate-limit/reset');
+  const service = new DataServiceClient({ baseUrl: sandboxUrl, apiKey: KEY, connections: 96 });
+  const keys = [...new Map(lines.slice(1).map((l) => [l, l])).keys()].map((l) => {
+    const comma = l.lastIndexOf(',');
+    return { name: l.slice(1, comma - 1).replace(/""/g, '"'), domain: l.slice(comma + 1) };
+  });
+  const limit = pLimit(96);
+  let next = Date.now();
+  const paced = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const at = next;
+    next += 1000 / ratePerSecond;
+    const wait = at - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    return fn();
+  };
+  const baselineStart = Date.now();
+  next = Date.now();
+  let baselineCalls = 0;
+  const ids: string[] = [];
+  await Promise.all(
+    Array.from({ length: Math.ceil(keys.length / 50) }, (_, i) =>
+      limit(() =>
+        paced(async () => {
+          baselineCalls += 1;
+          const { body } = await service.matchBusinesses({
+            businesses_to_match: keys.slice(i * 50, i * 50 + 50),
+          });
+          for (const m of body.matched_businesses) if (m.business_id) ids.push(m.business_id);
+        }),
+      ),
+    ),
+  );
+  const unique = [...new Set(ids)];
+  await Promise.all(
+    DATASETS.flatMap((dataset) =>
+      Array.from({ length: Math.ceil(unique.length / 50) }, (_, i) =>
+        limit(() =>
+          paced(async () => {
+            baselineCalls += 1;
+            await service.bulkEnrich(dataset, { business_ids: unique.slice(i * 50, i * 50 + 50) });
+          }),
+        ),
+      ),
+    ),
+  );
+  const baseline = (Date.now() - baselineStart) / 1000;
+  await service.close();
+
+  const firstStage = Math.min(...summary.stages.map((s) => s.startedAt));
+  const lastStage = Math.max(...summary.stages.map((s) => s.updatedAt));
+  const matchStage = summary.stages.find((s) => s.stage === 'match');
+  const phases = [
+    `planning ${((firstStage - started) / 1000).toFixed(1)} s`,
+    matchStage ? `match ${((matchStage.updatedAt - matchStage.startedAt) / 1000).toFixed(1)} s` : '',
+    matchStage
+      ? `enrich plan ${((Math.min(...summary.stages.filter((s) => s.stage !== 'match').map((s) => s.startedAt)) - matchStage.updatedAt) / 1000).toFixed(1)} s`
+      : '',
+    `datasets ${((lastStage - Math.min(...summary.stages.filter((s) => s.stage !== 'match').map((s) => s.startedAt))) / 1000).toFixed(1)} s`,
+    `commit ${((started + elapsed * 1000 - lastStage) / 1000).toFixed(1)} s`,
+  ].filter(Boolean);
+  const report = [
+    `phases: ${phases.join(', ')}`,
+    `calls (enrichflow): ${calls} (match ${summary.stages[0]?.calls}, datasets ${summary.stages
+      .slice(1)
+      .map((s) => s.calls)
+      .join(' + ')})`,
+    `ideal at ${ratePerSecond}/s: ${ideal.toFixed(1)} s`,
+    `enrichflow end to end: ${elapsed.toFixed(1)} s = ${(elapsed / ideal).toFixed(3)} x ideal (API stages ${apiSeconds.toFixed(1)} s, ${(calls / apiSeconds).toFixed(1)} calls/s)`,
+    `plain p-limit script, same calls (${baselineCalls}) at the same rate: ${baseline.toFixed(1)} s; enrichflow = ${(elapsed / baseline).toFixed(3)} x the script`,
+    `worker peak RSS: ${workerRss.toFixed(0)} MB`,
+    `output rows: ${summary.tables.map((t) => `${t.table} ${t.rows}`).join(', ')}`,
+  ];
+  console.log(report.join('\n'));
+  await client.connection.close();
+  await temporal.stop();
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+}
