@@ -305,6 +305,52 @@ describe('enrich: a faulty service', () => {
     expect(calls).toBeLessThanOrEqual(Math.ceil(minimal * 1.5));
   });
 
+  test('a 422 on a batch is split down to the id that causes it; the rest of the batch is enriched', async () => {
+    const { body } = await service.matchBusinesses({
+      businesses_to_match: [{ domain: 'granorhavenpartners.co.uk' }],
+    });
+    const poisoned = body.matched_businesses[0]?.business_id;
+    expect(poisoned).toMatch(/^[0-9a-f]{32}$/);
+    await setFaults(sandbox, [{ match: 'bulkEnrichFirmographics', kind: 'reject', bodyContains: poisoned! }]);
+    const summary = await runToEnd({
+      job_name: 'poisoned',
+      input: { location: input },
+      datasets: ['firmographics'],
+      output: s3Location('enriched'),
+    });
+    expect(summary.status).toBe('completed_with_failures');
+    const failures = await readTable<{ error_type: string; items: string[]; message: string }>(
+      config,
+      summary.outputPrefix,
+      'failures',
+    );
+    expect(failures.rows).toEqual([
+      expect.objectContaining({ error_type: 'ValidationError', items: [poisoned] }) as unknown,
+    ]);
+    const ids = (
+      await readTable<{ business_id: string }>(
+        config,
+        summary.outputPrefix,
+        'matches',
+        'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
+      )
+    ).rows.map((r) => r.business_id);
+    const expected = await truth(
+      'firmographics',
+      ids.filter((id) => id !== poisoned),
+    );
+    const table = await readTable<{ business_id: string }>(
+      config,
+      summary.outputPrefix,
+      'firmographics',
+      'SELECT business_id FROM t',
+    );
+    expect(new Set(table.rows.map((r) => r.business_id))).toEqual(new Set(expected.keys()));
+    // Bisection costs about two calls per halving (50 → 1 is six halvings), not a call per id.
+    const stage = summary.stages.find((s) => s.stage === 'firmographics')!;
+    expect(stage.calls).toBeLessThanOrEqual(stage.totalBatches + 2 * 6 + 1);
+  });
+
   test('a batch that keeps failing is recorded, the run completes with failures, and retry finishes it', async () => {
     await setFaults(sandbox, [{ match: 'bulkEnrichFirmographics', kind: 'error', count: 6 }]);
     const summary = await runToEnd({
