@@ -270,6 +270,44 @@ describe('enrich: input that cannot be used', () => {
   });
 });
 
+describe('enrich: a key the service refuses', () => {
+  test('401 stops the run at once with a message naming the key, without burning retries', async () => {
+    const badConfig = testConfig(sandbox.url, { ENRICHFLOW_API_KEY: 'not-a-valid-key' });
+    const badWorker = await startTestWorker(badConfig);
+    try {
+      const started = Date.now();
+      const { runId } = await startRun(
+        client,
+        badConfig,
+        validateJobSpec(
+          {
+            job_name: 'badkey',
+            input: { location: input },
+            datasets: ['firmographics'],
+            output: s3Location('out'),
+          },
+          'test',
+        ),
+      );
+      const failure = await client.workflow
+        .getHandle(runId)
+        .result()
+        .then(
+          () => undefined,
+          (error: unknown) => error as { cause?: { message?: string; type?: string } },
+        );
+      expect(failure?.cause?.message).toMatch(/rejected the API key .*Check ENRICHFLOW_API_KEY/);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      const history = JSON.stringify(await client.workflow.getHandle(`${runId}/match`).fetchHistory());
+      expect(
+        history.match(/"ActivityTaskStarted"|activityTaskStartedEventAttributes/g)?.length ?? 0,
+      ).toBeLessThanOrEqual(32);
+    } finally {
+      await badWorker.stop();
+    }
+  });
+});
+
 describe('enrich: a faulty service', () => {
   afterAll(async () => setFaults(sandbox, []));
 

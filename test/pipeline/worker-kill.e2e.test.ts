@@ -124,3 +124,18 @@ test(
     }
   },
 );
+
+test('SIGTERM: the worker shuts down gracefully and exits 0', { timeout: 60_000 }, async () => {
+  const worker = spawnWorker();
+  await until(async () => {
+    const described = await client.workflowService.describeTaskQueue({
+      namespace: config.temporal.namespace,
+      taskQueue: { name: config.temporal.apiTaskQueue },
+      taskQueueType: 2,
+    });
+    return (described.pollers ?? []).length > 0;
+  }, 45_000);
+  const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+  worker.kill('SIGTERM');
+  expect(await exited).toBe(0);
+});
