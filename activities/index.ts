@@ -29,6 +29,7 @@ import type {
 import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { writeParquetTable } from './parquet-tables.js';
+import { rejectReasonsOf, renderRunReport } from './report.js';
 import { planInput } from './plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, runLayout, stageBatching } from './run-layout.js';
 import { RunFiles, type StoreResolver } from './run-files.js';
@@ -598,6 +599,11 @@ export function createActivities(deps: ActivityDeps) {
       };
       await files.putJson(runLayout.runSummary, summary);
       await files.putJson(runLayout.manifest, manifest);
+      // The analyst's view of the same facts, next to the manifest.
+      const rejectReasons = await duck((connection, scratch) => rejectReasonsOf(connection, files, rejects, scratch));
+      await files.store.put(files.key(runLayout.report), renderRunReport(manifest, { rejectReasons }), {
+        contentType: 'text/markdown; charset=utf-8',
+      });
       await files.putJson(runLayout.success, { run_id: run.runId, finished_at: finishedAt });
       logger.info({ runId: run.runId, status, failedBatches }, 'committed run');
       return summary;

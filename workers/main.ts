@@ -4,6 +4,7 @@
 import { ConfigError, type EnrichflowConfig } from '../config/index.js';
 import { DataServiceClient } from '../client/index.js';
 import type { Logger } from '../lib/logger.js';
+import { instrumentCalls } from '../activities/metrics.js';
 import { installTemporalRuntime } from './runtime.js';
 import { connectWorkerConnection } from './temporal-connection.js';
 import { createEnrichflowWorkers } from './worker.js';
@@ -17,7 +18,7 @@ export interface RunningWorker {
 export async function startWorker(config: EnrichflowConfig, logger: Logger): Promise<RunningWorker> {
   const apiKey = config.dataService.apiKey;
   if (!apiKey) throw new ConfigError(['ENRICHFLOW_API_KEY: required by the worker but not set']);
-  installTemporalRuntime(logger);
+  installTemporalRuntime(logger, { metricsAddress: config.metrics.address });
   const connection = await connectWorkerConnection(config.temporal);
   const client = new DataServiceClient({
     baseUrl: config.dataService.baseUrl,
@@ -28,7 +29,13 @@ export async function startWorker(config: EnrichflowConfig, logger: Logger): Pro
     connections: Math.max(16, config.worker.maxConcurrentActivities),
     logger: logger.child({ component: 'client' }),
   });
-  const workers = await createEnrichflowWorkers({ config, connection, calls: client, logger });
+  // Calls are counted and timed for the metrics endpoint (a no-op when metrics are off).
+  const workers = await createEnrichflowWorkers({
+    config,
+    connection,
+    calls: instrumentCalls(client),
+    logger,
+  });
   const done = workers.run().finally(async () => {
     await client.close();
     await connection.close();

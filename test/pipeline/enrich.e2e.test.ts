@@ -8,6 +8,7 @@ import type { EnrichflowConfig } from '../../config/index.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import { startRun } from '../../cli/start-run.js';
+import { storeResolverFor } from '../../workers/worker.js';
 import type { RunSummary } from '../../workflows/types.js';
 import {
   API_KEY,
@@ -202,6 +203,17 @@ describe('enrich: sample companies from S3 to Parquet on S3', () => {
     await expect(readJson(config, `${summary.outputPrefix}_SUCCESS`)).resolves.toMatchObject({
       run_id: summary.runId,
     });
+    const { store, prefix } = storeResolverFor(config)(`${summary.outputPrefix}report.md`);
+    const report = (await store.getBytes(prefix)).toString('utf8');
+    for (const table of [
+      'firmographics',
+      'technographics',
+      'funding_and_acquisition',
+      'company_hierarchies',
+      'matches',
+    ]) {
+      expect(report).toContain(table);
+    }
   });
 
   test('no API key and no input row appears in any workflow history of the run', async () => {
