@@ -1,6 +1,10 @@
 // `enrichflow sandbox serve`: runs the local Data Service (generated data, every endpoint of the spec)
 // in the foreground until Ctrl-C.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { compiledValidator } from '../../contract/index.js';
+import { FaultConfigSchema, type FaultConfig } from '../../sandbox/http/faults.js';
 import { Option, type Command } from 'commander';
 import { createLogger } from '../../lib/logger.js';
 import { DEFAULT_BUSINESSES, DEFAULT_PROSPECTS, DEFAULT_SEED } from '../../sandbox/app.js';
@@ -21,6 +25,23 @@ interface ServeFlags {
   adminKey?: string;
   eventsPerMinute: string;
   recordCacheMb: string;
+  faults?: string;
+}
+
+/** Reads and checks a fault file; the same rules the admin route `PUT /_admin/faults` accepts. */
+function readFaults(file: string): FaultConfig {
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`--faults ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const validator = compiledValidator(FaultConfigSchema);
+  if (!validator.Check(parsed)) {
+    const problems = validator.Errors(parsed).map((e) => `${e.instancePath || '/'} ${e.message}`);
+    throw new UsageError(`--faults ${file}: ${problems.join('; ')}`);
+  }
+  return parsed as FaultConfig;
 }
 
 function count(flag: string, value: string, minimum: number): number {
@@ -59,6 +80,7 @@ export function registerSandboxCommand(program: Command): void {
       ),
     )
     .addOption(new Option('--record-cache-mb <n>', 'memory for bulk-dataset records, MiB').default('192'))
+    .option('--faults <file>', 'JSON or YAML file of faults active from the start ({ rules: [...], seed })')
     .action(async (flags: ServeFlags) => {
       const logger = createLogger({ name: 'sandbox' });
       let apiKeys: ApiKey[];
@@ -86,6 +108,7 @@ export function registerSandboxCommand(program: Command): void {
         ...(flags.adminKey ? { adminKey: flags.adminKey } : {}),
         events: { emitRatePerMinute: count('--events-per-minute', flags.eventsPerMinute, 0) },
         recordCacheBytes: count('--record-cache-mb', flags.recordCacheMb, 0) * 1024 * 1024,
+        ...(flags.faults ? { faults: readFaults(flags.faults) } : {}),
         logger,
       });
       logger.info(
