@@ -91,7 +91,7 @@ export const exportLayout = {
 
 /** Prospect ids per posts plan file. */
 const POST_IDS_PER_CHUNK = 1_000;
-/** Page sort keys: slice, page and row packed in one integer, so the table keeps the service's order. */
+/** Page sort keys: slice, page and row packed in one integer (the service's order, for dedup and `size`). */
 const SLICE_STRIDE = 1_000_000_000;
 const PAGE_STRIDE = 1_000;
 
@@ -107,6 +107,18 @@ interface ExportContext {
   fingerprint: string;
 }
 
+/**
+ * DuckDB for the commit of records: one thread and 128 MB, so the worker stays under its memory budget
+ * while other runs go on beside it; DuckDB spills to the scratch folder beyond that.
+ */
+const COMMIT_DUCKDB = (workDir: string | undefined) => ({
+  ...(workDir ? { workDir } : {}),
+  memoryLimit: '128MB',
+  threads: 1,
+});
+/** Rows per Parquet row group for records of ~1 KB: the writer holds a whole group in memory. */
+const WIDE_ROW_GROUP_ROWS = 5_000;
+
 const RECORD_SCHEMA = { prospects: ProspectSchema, businesses: BusinessSchema } as const;
 const ID_FIELD = { prospects: 'prospect_id', businesses: 'business_id' } as const;
 
@@ -120,6 +132,17 @@ function heartbeat(details?: unknown): void {
     Context.current().heartbeat(details);
   } catch {
     // Outside an activity (direct calls in tests) there is nobody to tell.
+  }
+}
+
+/** Heartbeats every few seconds while `work` runs (DuckDB work gives no natural points to do it). */
+async function whileHeartbeating<T>(work: () => Promise<T>, everyMs = 5_000): Promise<T> {
+  heartbeat();
+  const timer = setInterval(() => heartbeat(), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
   }
 }
 
@@ -212,6 +235,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
     return parseIdList((await store.getBytes(prefix)).toString('utf8'), target, location);
   }
 
+  /** Local copies of run files for DuckDB; a local-folder store's files are read where they are. */
   async function downloadAll(files: RunFiles, keys: string[], dir: string): Promise<string[]> {
     await mkdir(dir, { recursive: true });
     const limit = pLimit(16);
@@ -219,6 +243,8 @@ export function createExportActivities(deps: ExportActivityDeps) {
     return Promise.all(
       keys.map((key, i) =>
         limit(async () => {
+          const inPlace = files.store.localPath(files.key(key));
+          if (inPlace) return inPlace;
           const local = path.join(dir, `${String(i).padStart(7, '0')}.jsonl`);
           await files.store.downloadToFile(files.key(key), local);
           if (++done % 200 === 0) heartbeat({ downloaded: done });
@@ -491,66 +517,106 @@ export function createExportActivities(deps: ExportActivityDeps) {
       await files.store.delete(files.key(runLayout.success));
       const context = await contextOf(files);
       const idField = ID_FIELD[context.target];
-      return withDuckDb({ workDir: deps.workDir }, async (connection, scratch) => {
-        const keys = (await files.list(exportLayout.pagesPrefix)).filter((k) => k.endsWith('.jsonl'));
-        const local = await downloadAll(files, keys, path.join(scratch, 'pages'));
-        heartbeat({ pages: local.length });
-        const struct = recordStruct(context.target);
-        const source = local.length
-          ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = {k: 'BIGINT', r: ${sqlString(struct)}})`
-          : `(SELECT NULL::BIGINT AS k, NULL::${struct} AS r WHERE false)`;
-        await connection.run(`CREATE TABLE fetched AS SELECT k, r."${idField}" AS id, r FROM ${source}`);
-        heartbeat({ step: 'loaded' });
-        const excludeFile = path.join(scratch, 'exclude.json');
-        await writeFile(
-          excludeFile,
-          JSON.stringify((await files.getJson<string[]>(exportLayout.exclude)).map((id) => ({ id }))),
-        );
-        await connection.run(
-          `CREATE TABLE excluded AS SELECT DISTINCT id FROM read_json(${sqlString(excludeFile)}, format = 'array', columns = {id: 'VARCHAR'})`,
-        );
-        await connection.run(
-          `CREATE TABLE keep AS SELECT min(k) AS k FROM fetched WHERE id NOT IN (SELECT id FROM excluded)
+      return whileHeartbeating(() =>
+        withDuckDb(COMMIT_DUCKDB(deps.workDir), async (connection, scratch) => {
+          // Row order inside the file is not kept (sorting wide records would not fit the worker's
+          // memory budget); which records are kept is: the first fetched of each id, in service order.
+          await connection.run('SET preserve_insertion_order = false');
+          const keys = (await files.list(exportLayout.pagesPrefix)).filter((k) => k.endsWith('.jsonl'));
+          const local = await downloadAll(files, keys, path.join(scratch, 'pages'));
+          heartbeat({ pages: local.length });
+          const struct = recordStruct(context.target);
+          const pages = `[${local.map(sqlString).join(', ')}], format = 'newline_delimited'`;
+          const idStruct = `STRUCT("${idField}" VARCHAR)`;
+          // Ids first (small), to choose the rows to keep; the records are read once, when writing.
+          const ids = local.length
+            ? `read_json(${pages}, columns = {k: 'BIGINT', r: ${sqlString(idStruct)}})`
+            : `(SELECT NULL::BIGINT AS k, NULL::${idStruct} AS r WHERE false)`;
+          const records = local.length
+            ? `read_json(${pages}, columns = {k: 'BIGINT', r: ${sqlString(struct)}})`
+            : `(SELECT NULL::BIGINT AS k, NULL::${struct} AS r WHERE false)`;
+          await connection.run(`CREATE TABLE fetched AS SELECT k, r."${idField}" AS id FROM ${ids}`);
+          heartbeat({ step: 'ids loaded' });
+          const excludeFile = path.join(scratch, 'exclude.json');
+          await writeFile(
+            excludeFile,
+            JSON.stringify((await files.getJson<string[]>(exportLayout.exclude)).map((id) => ({ id }))),
+          );
+          await connection.run(
+            `CREATE TABLE excluded AS SELECT DISTINCT id FROM read_json(${sqlString(excludeFile)}, format = 'array', columns = {id: 'VARCHAR'})`,
+          );
+          await connection.run(
+            `CREATE TABLE keep AS SELECT min(k) AS k FROM fetched WHERE id NOT IN (SELECT id FROM excluded)
              GROUP BY id ORDER BY k ${limit !== undefined ? `LIMIT ${limit}` : ''}`,
-        );
-        const [counts] = await queryRows<{ fetched: number; unique_ids: number; excluded: number }>(
-          connection,
-          `SELECT count(*) AS fetched, count(DISTINCT id) AS unique_ids,
+          );
+          const [counts] = await queryRows<{ fetched: number; unique_ids: number; excluded: number }>(
+            connection,
+            `SELECT count(*) AS fetched, count(DISTINCT id) AS unique_ids,
                   (SELECT count(DISTINCT f.id) FROM fetched f WHERE f.id IN (SELECT id FROM excluded)) AS excluded
            FROM fetched`,
-        );
-        const table = await writeParquetTable(
-          connection,
-          files,
-          context.target,
-          `SELECT r.* FROM fetched WHERE k IN (SELECT k FROM keep) ORDER BY k`,
-          scratch,
-        );
-        let postIds = 0;
-        if (withPosts) {
-          const ids = await queryRows<{ id: string }>(
-            connection,
-            `SELECT f.id FROM fetched f JOIN keep USING (k) ORDER BY k`,
           );
-          for (let chunk = 0; chunk * POST_IDS_PER_CHUNK < ids.length; chunk += 1) {
-            const part = ids
-              .slice(chunk * POST_IDS_PER_CHUNK, (chunk + 1) * POST_IDS_PER_CHUNK)
-              .map((r) => r.id);
-            await files.putJson(exportLayout.postIds(chunk), part);
+          // No join against the JSON scan: DuckDB cannot size it and would build its hash table from
+          // the records. Rows up to the last kept one go through a plain filter; only when duplicates
+          // or excluded ids sit among them does a second pass over a staged Parquet file drop them.
+          const [kept] = await queryRows<{ n: number; last: number | null; upto: number }>(
+            connection,
+            `SELECT count(*) AS n, max(k) AS last,
+                    (SELECT count(*) FROM fetched WHERE k <= (SELECT max(k) FROM keep)) AS upto
+             FROM keep`,
+          );
+          const last = kept?.last === null || kept?.last === undefined ? -1 : Number(kept.last);
+          let table: TableSummary;
+          if (Number(kept?.upto ?? 0) === Number(kept?.n ?? 0)) {
+            table = await writeParquetTable(
+              connection,
+              files,
+              context.target,
+              `SELECT r.* FROM ${records} WHERE k <= ${last}`,
+              scratch,
+              { rowGroupRows: WIDE_ROW_GROUP_ROWS },
+            );
+          } else {
+            const staged = path.join(scratch, 'staged.parquet');
+            await connection.run(
+              `COPY (SELECT k, r.* FROM ${records} WHERE k <= ${last}) TO ${sqlString(staged)}
+                 (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${WIDE_ROW_GROUP_ROWS})`,
+            );
+            heartbeat({ step: 'staged' });
+            table = await writeParquetTable(
+              connection,
+              files,
+              context.target,
+              `SELECT * EXCLUDE (k) FROM read_parquet(${sqlString(staged)}) WHERE k IN (SELECT k FROM keep)`,
+              scratch,
+              { rowGroupRows: WIDE_ROW_GROUP_ROWS },
+            );
           }
-          postIds = ids.length;
-        }
-        const fetched = Number(counts?.fetched ?? 0);
-        const unique = Number(counts?.unique_ids ?? 0);
-        return {
-          table,
-          fetched,
-          duplicates: fetched - unique,
-          excluded: Number(counts?.excluded ?? 0),
-          written: table.rows,
-          postIds,
-        };
-      });
+          let postIds = 0;
+          if (withPosts) {
+            const ids = await queryRows<{ id: string }>(
+              connection,
+              `SELECT f.id FROM fetched f JOIN keep USING (k) ORDER BY k`,
+            );
+            for (let chunk = 0; chunk * POST_IDS_PER_CHUNK < ids.length; chunk += 1) {
+              const part = ids
+                .slice(chunk * POST_IDS_PER_CHUNK, (chunk + 1) * POST_IDS_PER_CHUNK)
+                .map((r) => r.id);
+              await files.putJson(exportLayout.postIds(chunk), part);
+            }
+            postIds = ids.length;
+          }
+          const fetched = Number(counts?.fetched ?? 0);
+          const unique = Number(counts?.unique_ids ?? 0);
+          return {
+            table,
+            fetched,
+            duplicates: fetched - unique,
+            excluded: Number(counts?.excluded ?? 0),
+            written: table.rows,
+            postIds,
+          };
+        }),
+      );
     },
 
     /** The posts record of one exported prospect; a prospect without posts is a miss, not an error. */
@@ -568,6 +634,12 @@ export function createExportActivities(deps: ExportActivityDeps) {
       );
       const prospectId = ids[index % POST_IDS_PER_CHUNK];
       if (!prospectId) throw new ExportSpecError(`posts item ${index} is not in the plan`);
+      const key = files.key(exportLayout.post(index));
+      // Done by an earlier attempt or run (misses are recorded too): not called again.
+      if (await files.store.exists(key)) {
+        const done = JSON.parse((await files.store.getBytes(key)).toString('utf8')) as { data: unknown };
+        return done.data === null ? { records: 0, misses: 1, calls: 0 } : { records: 1, misses: 0, calls: 0 };
+      }
       let data: unknown;
       let rateLimit;
       try {
@@ -575,39 +647,43 @@ export function createExportActivities(deps: ExportActivityDeps) {
         data = response.body.data;
         rateLimit = response.rateLimit;
       } catch (error) {
-        if (error instanceof Error && error.name === 'NotFoundError')
-          return { records: 0, misses: 1, calls: attempt() };
-        throw toActivityFailure(error, 1);
+        if (!(error instanceof Error && error.name === 'NotFoundError')) throw toActivityFailure(error, 1);
       }
       await easeOff(rateLimit);
-      if (data === null || data === undefined) return { records: 0, misses: 1, calls: attempt() };
+      const found = data !== null && data !== undefined;
       await files.store.put(
-        files.key(exportLayout.post(index)),
-        `${JSON.stringify({ k: index, prospect_id: prospectId, data })}\n`,
+        key,
+        `${JSON.stringify({ k: index, prospect_id: prospectId, data: found ? data : null })}\n`,
       );
-      return { records: 1, misses: 0, calls: attempt() };
+      return found
+        ? { records: 1, misses: 0, calls: attempt() }
+        : { records: 0, misses: 1, calls: attempt() };
     },
 
     /** The `prospect_posts` table: `prospect_id` and the fields of the posts record. */
     commitExportPosts: async ({ run }: { run: RunLocation }): Promise<TableSummary> => {
       const files = RunFiles.open(resolveStore, run);
-      return withDuckDb({ workDir: deps.workDir }, async (connection, scratch) => {
-        const keys = await files.list(exportLayout.postsPrefix);
-        const local = await downloadAll(files, keys, path.join(scratch, 'posts'));
-        const fields = columnsOfSchema(NetworkPostsRecordSchema);
-        const struct = duckDbType({ kind: 'struct', fields });
-        const source = local.length
-          ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = {k: 'BIGINT', prospect_id: 'VARCHAR', data: ${sqlString(struct)}})`
-          : `(SELECT NULL::BIGINT AS k, NULL::VARCHAR AS prospect_id, NULL::${struct} AS data WHERE false)`;
-        const projection = fields.map((f) => `data."${f.name}" AS "${f.name}"`).join(', ');
-        return writeParquetTable(
-          connection,
-          files,
-          'prospect_posts',
-          `SELECT prospect_id, ${projection} FROM ${source} ORDER BY k`,
-          scratch,
-        );
-      });
+      return whileHeartbeating(() =>
+        withDuckDb(COMMIT_DUCKDB(deps.workDir), async (connection, scratch) => {
+          await connection.run('SET preserve_insertion_order = false');
+          const keys = await files.list(exportLayout.postsPrefix);
+          const local = await downloadAll(files, keys, path.join(scratch, 'posts'));
+          const fields = columnsOfSchema(NetworkPostsRecordSchema);
+          const struct = duckDbType({ kind: 'struct', fields });
+          const source = local.length
+            ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = {k: 'BIGINT', prospect_id: 'VARCHAR', data: ${sqlString(struct)}})`
+            : `(SELECT NULL::BIGINT AS k, NULL::VARCHAR AS prospect_id, NULL::${struct} AS data WHERE false)`;
+          const projection = fields.map((f) => `data."${f.name}" AS "${f.name}"`).join(', ');
+          return writeParquetTable(
+            connection,
+            files,
+            'prospect_posts',
+            `SELECT prospect_id, ${projection} FROM ${source} WHERE data IS NOT NULL`,
+            scratch,
+            { rowGroupRows: WIDE_ROW_GROUP_ROWS },
+          );
+        }),
+      );
     },
 
     /** Writes the failures table, `manifest.json`, and finally `_SUCCESS`. */
@@ -680,7 +756,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
       }
       for (const slice of overCap) {
         warnings.push(
-          `TRUNCATED: slice ${slice.index} grew to ${slice.maxTotal} records while it was fetched, past the cap of ${plan.cap}; records beyond the cap are missing — run the export again`,
+          `TRUNCATED: slice ${slice.index} reached the cap of ${plan.cap} records while it was fetched (planned with ${plan.slices[slice.index]?.count ?? '?'}); records beyond the cap are missing — run the export again`,
         );
       }
       if (plan.total.exact && plan.sliceSum !== plan.total.n) {

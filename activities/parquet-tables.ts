@@ -13,16 +13,22 @@ import { sha256File, type RunFiles } from './run-files.js';
 export const MAX_PARQUET_FILE_BYTES = '512MB';
 const ROW_GROUP_ROWS = 122_880;
 
+export interface ParquetTableOptions {
+  /** Rows per row group; default 122,880. Wide records want fewer: the writer holds a whole group in memory. */
+  rowGroupRows?: number;
+}
+
 export async function writeParquetTable(
   connection: DuckDBConnection,
   files: RunFiles,
   table: string,
   selectSql: string,
   scratchDir: string,
+  options: ParquetTableOptions = {},
 ): Promise<TableSummary> {
   const outDir = path.join(scratchDir, `table-${table}`);
   await connection.run(
-    `COPY (${selectSql}) TO ${sqlString(outDir)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${ROW_GROUP_ROWS},
+    `COPY (${selectSql}) TO ${sqlString(outDir)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${options.rowGroupRows ?? ROW_GROUP_ROWS},
        FILE_SIZE_BYTES '${MAX_PARQUET_FILE_BYTES}', FILENAME_PATTERN 'part-{i}')`,
   );
   const names = (await readdir(outDir)).filter((n) => n.endsWith('.parquet'));

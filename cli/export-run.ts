@@ -2,7 +2,10 @@
 // options, the exclude file), the run id comes from the export's run key, a failed or cancelled run
 // started again resumes from its saved plan; and the summaries and plans an operator reads.
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { exportLayout } from '../activities/export.js';
+import { RunFiles } from '../activities/run-files.js';
 import type { EnrichflowConfig } from '../config/index.js';
 import {
   exportRunKey,
@@ -117,10 +120,14 @@ function searchLine(plan: ExportPlan): string {
   const total = plan.total.exact ? number(plan.total.n) : `at least ${number(plan.total.n)}`;
   const check = plan.total.exact
     ? plan.sliceSum === plan.total.n
-      ? 'matches'
-      : 'DOES NOT MATCH'
-    : 'unverifiable';
-  return `  search: ${total} records; ${plan.slices.length} slices under the cap of ${number(plan.cap)} (their sum ${number(plan.sliceSum)} ${check} the count), ${plan.probes} count calls`;
+      ? 'equals'
+      : 'DOES NOT EQUAL'
+    : 'cannot be checked against';
+  const slices = plan.slices.length === 1 ? '1 slice' : `${plan.slices.length} slices`;
+  const line = `  search: ${total} records; ${slices} (cap ${number(plan.cap)}), whose sum ${number(plan.sliceSum)} ${check} the count; ${plan.probes} count calls`;
+  return plan.plannedRecords < plan.sliceSum
+    ? `${line}\n  fetching ${number(plan.plannedRecords)} of them (size, or the cap of truncated slices)`
+    : line;
 }
 
 export function formatExportSummary(summary: ExportSummary): string {
@@ -167,4 +174,36 @@ export function formatExportPlan(result: ExportPlanResult): string {
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * Retries a finished export that has failed pages or posts calls: the same run again, under a retry id,
+ * in the same folder. It reuses the saved plan, skips the finished slices and every page or posts
+ * record already written, fetches what is missing, and commits the tables and manifest again.
+ */
+export async function retryExport(
+  client: Client,
+  config: EnrichflowConfig,
+  original: ExportSummary,
+): Promise<{ retryId: string; failures: number } | undefined> {
+  const files = RunFiles.open(storeResolverFor(config), {
+    runId: original.runId,
+    output: original.request.output,
+  });
+  const latest = (await files.store.exists(files.key(exportLayout.summary)))
+    ? await files.getJson<ExportSummary>(exportLayout.summary)
+    : original;
+  const failures = latest.counts.failedPages + (latest.posts?.failed ?? 0);
+  if (failures === 0) return undefined;
+  // The same latest commit gives the same retry id, so retrying twice does the work once.
+  const retryId = `${original.runId}.retry-${createHash('sha256').update(latest.finishedAt).digest('hex').slice(0, 8)}`;
+  const input: ExportRunWorkflowInput = { ...latest.request, apiTaskQueue: config.temporal.apiTaskQueue };
+  await client.workflow.start('exportRunWorkflow', {
+    workflowId: retryId,
+    taskQueue: config.temporal.taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    memo: { retryOf: original.runId },
+  });
+  return { retryId, failures };
 }

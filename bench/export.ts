@@ -1,0 +1,220 @@
+// Benchmark of search exports (issue 5): a sandbox of ~1,000,000 prospects, a filter matching about
+// 200,000 of them (over three times the 60,000 offset cap), exported at a configured rate limit. Prints
+// the plan, calls, the call rate against the limit, the time per phase, the worker's peak RSS, and
+// checks that the Parquet holds every record of the search exactly once. The sandbox and the worker
+// run in their own processes; generating the sandbox's data takes a few minutes the first time.
+//   npx tsx bench/export.ts [--prospects 1000000] [--businesses 20000] [--rate 50] [--latency 50]
+//                           [--filters '{"job_level":{"values":["manager"]}}'] [--cap 60000]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { queryRows, sqlString, withDuckDb } from '../activities/duckdb-session.js';
+import { DataServiceClient } from '../client/index.js';
+import { freePort } from '../stack/ports.js';
+import { startTemporalDevServer } from '../stack/temporal.js';
+import type { ExportRunWorkflowInput, ExportSummary } from '../workflows/export-types.js';
+
+const { values: args } = parseArgs({
+  options: {
+    prospects: { type: 'string', default: '1000000' },
+    businesses: { type: 'string', default: '20000' },
+    rate: { type: 'string', default: '50' },
+    latency: { type: 'string', default: '50' },
+    window: { type: 'string', default: '48' },
+    filters: { type: 'string', default: '{"job_level":{"values":["manager"]}}' },
+    cap: { type: 'string', default: '60000' },
+  },
+});
+const prospects = Number(args.prospects);
+const businesses = Number(args.businesses);
+const ratePerSecond = Number(args.rate);
+const latencyMs = Number(args.latency);
+const filters = JSON.parse(args.filters) as Record<string, unknown>;
+const KEY = 'bench-key';
+const ADMIN = 'bench-admin';
+const ROOT = path.resolve(import.meta.dirname, '..');
+const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-export-'));
+const children: ChildProcess[] = [];
+
+function tsxProcess(argv: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitFor(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+async function waitForPollers(client: Client, queues: string[]): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (const name of queues) {
+    for (;;) {
+      const described = await client.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name },
+        taskQueueType: name.endsWith('-api') ? 2 : 1,
+      });
+      if ((described.pollers ?? []).length > 0) break;
+      if (Date.now() > deadline) throw new Error(`no worker polls ${name}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+/** RSS of a process (`VmRSS`, now) or its peak so far (`VmHWM`, including start-up), MB. */
+function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+try {
+  console.log(
+    `sandbox ${prospects} prospects / ${businesses} businesses; rate limit ${ratePerSecond}/s; latency ${latencyMs} ms; filters ${JSON.stringify(filters)}`,
+  );
+  const sandboxPort = await freePort();
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const t0 = Date.now();
+  tsxProcess(
+    [
+      'bin/enrichflow-src.ts',
+      'sandbox',
+      'serve',
+      '--port',
+      String(sandboxPort),
+      '--data-dir',
+      path.join(ROOT, '.data', 'bench-export-sandbox'),
+      '--businesses',
+      String(businesses),
+      '--prospects',
+      String(prospects),
+      // The service's own limit, a little above the configured rate: the budget is the workers' to keep.
+      '--rate-limit',
+      String(Math.ceil(ratePerSecond * 60 * 1.1)),
+      '--api-key',
+      `bench:${KEY}`,
+      '--admin-key',
+      ADMIN,
+    ],
+    { LOG_LEVEL: 'warn' },
+  );
+  await waitFor(`${sandboxUrl}/healthcheck/http`, 3_600_000);
+  console.log(`sandbox ready in ${seconds(Date.now() - t0)}`);
+  const faults = await fetch(`${sandboxUrl}/_admin/faults`, {
+    method: 'PUT',
+    headers: { 'x-admin-key': ADMIN, 'content-type': 'application/json' },
+    body: JSON.stringify({ rules: [{ match: '/v1/*', kind: 'latency', latencyMs }] }),
+  });
+  if (!faults.ok) throw new Error(`latency: ${faults.status}`);
+
+  // The service's own count of the search, for the check at the end.
+  const service = new DataServiceClient({ baseUrl: sandboxUrl, apiKey: KEY });
+  const probe = await service.fetchProspects({
+    mode: 'preview',
+    size: 1,
+    page_size: 1,
+    next_cursor: 'null',
+    filters,
+  });
+  const truth = probe.body.total_results;
+  await service.close();
+  console.log(`the search matches ${truth} prospects (${(truth / Number(args.cap)).toFixed(2)} x the cap)`);
+
+  const temporal = await startTemporalDevServer({ dataDir: path.join(work, 'temporal'), headless: true });
+  const env = {
+    ENRICHFLOW_TEMPORAL_ADDRESS: temporal.address,
+    ENRICHFLOW_API_BASE_URL: sandboxUrl,
+    ENRICHFLOW_API_KEY: KEY,
+    ENRICHFLOW_API_RATE_PER_MINUTE: String(ratePerSecond * 60),
+    ENRICHFLOW_WORKER_MAX_ACTIVITIES: '96',
+    ENRICHFLOW_WORK_DIR: work,
+    LOG_LEVEL: 'warn',
+  };
+  const worker = tsxProcess(['bin/enrichflow-src.ts', 'worker'], env);
+  const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
+  await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
+  console.log('worker ready');
+
+  const output = path.join(work, 'out');
+  const input: ExportRunWorkflowInput = {
+    runId: 'bench-export',
+    jobName: 'bench',
+    runKey: '1',
+    target: 'prospects',
+    filters,
+    output,
+    windowSize: Number(args.window),
+    offsetCap: Number(args.cap),
+    apiTaskQueue: 'enrichflow-api',
+  };
+  // Worker memory during the export, sampled; the start-up peak (bundling the workflows) is reported apart.
+  const startupPeak = rssMb(worker.pid!, 'VmHWM');
+  const started = Date.now();
+  let exportPeak = 0;
+  const timeline: string[] = [];
+  let ticks = 0;
+  const sampler = setInterval(() => {
+    const rss = rssMb(worker.pid!, 'VmRSS');
+    exportPeak = Math.max(exportPeak, rss);
+    if (++ticks % 25 === 0) timeline.push(`${Math.round((Date.now() - started) / 1000)}s:${rss.toFixed(0)}`);
+  }, 200);
+  const summary = (await client.workflow.execute('exportRunWorkflow', {
+    taskQueue: 'enrichflow',
+    workflowId: input.runId,
+    args: [input],
+  })) as ExportSummary;
+  const elapsed = Date.now() - started;
+  clearInterval(sampler);
+  exportPeak = Math.max(exportPeak, rssMb(worker.pid!, 'VmRSS'));
+
+  const plan = summary.stages.find((s) => s.stage === 'plan');
+  const pages = summary.stages.find((s) => s.stage === 'pages');
+  const apiStart = plan?.startedAt ?? pages?.startedAt ?? started;
+  const apiEnd = pages?.updatedAt ?? apiStart;
+  const apiCalls = summary.counts.calls;
+  const rate = apiCalls / ((apiEnd - apiStart) / 1000);
+  const pagesRate = pages ? pages.calls / ((pages.updatedAt - pages.startedAt) / 1000) : 0;
+
+  const tableDir = path.join(output, input.runId, 'prospects');
+  const files = readdirSync(tableDir).map((f) => path.join(tableDir, f));
+  const [check] = await withDuckDb({}, (connection) =>
+    queryRows<{ n: number; d: number }>(
+      connection,
+      `SELECT count(*) AS n, count(DISTINCT prospect_id) AS d FROM read_parquet([${files.map(sqlString).join(', ')}])`,
+    ),
+  );
+  const rows = Number(check?.n ?? 0);
+  const distinct = Number(check?.d ?? 0);
+  const report = [
+    `status: ${summary.status}; plan: ${summary.plan.slices.length} slices (${summary.plan.slices.map((s) => `${s.count} ${s.method}`).join(', ')}), slice sum ${summary.plan.sliceSum} vs search ${summary.plan.total.n}`,
+    `calls: ${apiCalls} (${summary.plan.probes} count probes, ${pages?.calls ?? 0} pages); ideal at ${ratePerSecond}/s: ${seconds((apiCalls / ratePerSecond) * 1000)}`,
+    `call rate: ${rate.toFixed(1)}/s over planning + pages (${((rate / ratePerSecond) * 100).toFixed(1)} % of the limit); pages alone ${pagesRate.toFixed(1)}/s (${((pagesRate / ratePerSecond) * 100).toFixed(1)} %)`,
+    `time: end to end ${seconds(elapsed)} = planning ${seconds((pages?.startedAt ?? apiStart) - apiStart)} + pages ${seconds(pages ? pages.updatedAt - pages.startedAt : 0)} + commit ${seconds(started + elapsed - apiEnd)} (start ${seconds(apiStart - started)})`,
+    `output: ${rows} rows, ${distinct} distinct ids; the service counts ${truth}: ${rows === truth && distinct === truth ? 'every record exactly once' : 'MISMATCH'}`,
+    `worker RSS timeline (s:MB): ${timeline.join(' ')}`,
+    `worker RSS during the export: peak ${exportPeak.toFixed(0)} MB (start-up peak, bundling workflows: ${startupPeak.toFixed(0)} MB)`,
+  ];
+  console.log(report.join('\n'));
+  await client.connection.close();
+  await temporal.stop();
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+}
