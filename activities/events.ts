@@ -105,6 +105,28 @@ function heartbeat(details?: unknown): void {
   }
 }
 
+/** Heartbeats every few seconds while `work` runs, so a live attempt is never timed out and run twice at once. */
+async function whileHeartbeating<T>(work: () => Promise<T>, everyMs = 5_000): Promise<T> {
+  heartbeat();
+  const timer = setInterval(() => heartbeat(), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Throws when Temporal has given up on this attempt (another may be running): it must not write. */
+function stopIfAbandoned(): void {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return; // Called outside an activity (tests, benchmarks).
+  }
+  context.cancellationSignal.throwIfAborted();
+}
+
 function attempt(): number {
   try {
     return Context.current().info.attempt;
@@ -189,91 +211,106 @@ export function createEventActivities(deps: EventActivityDeps) {
       windowMs: number;
       complete: boolean;
     }): Promise<EventWindowCommit> => {
-      const { store, prefix } = resolveStore(input.output);
-      const files = new RunFiles(store, prefix, SINK_ROOT);
-      const table = sinkLayout.windowTable(input.tenant, input.windowStart);
-      const inbox = await files.list(sinkLayout.inboxPrefix(input.tenant, input.windowStart));
-      const storedParts = (await files.list(`${table}/`)).filter((key) => key.endsWith('.parquet'));
-      heartbeat({ inbox: inbox.length });
-      const { summary, merged, stored } = await duck(async (connection, scratch) => {
-        const lines = await download(files, inbox, path.join(scratch, 'inbox'), '.jsonl');
-        const parts = await download(files, storedParts, path.join(scratch, 'stored'), '.parquet');
-        const incoming = lines.length
-          ? `read_json([${lines.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(SINK_COLUMNS)})`
-          : emptySql(SINK_COLUMNS);
-        const previous = parts.length
-          ? `read_parquet([${parts.map(sqlString).join(', ')}])`
-          : emptySql(SINK_COLUMNS);
-        await connection.run(`CREATE TABLE incoming AS SELECT * FROM ${incoming}`);
-        await connection.run(`CREATE TABLE stored AS SELECT * FROM ${previous}`);
-        const [counts] = await queryRows<{ merged: number; stored: number }>(
-          connection,
-          'SELECT (SELECT count(*) FROM incoming) AS merged, (SELECT count(*) FROM stored) AS stored',
-        );
-        heartbeat({ step: 'writing', merged: counts?.merged });
-        const summary = await writeParquetTable(
-          connection,
-          files,
-          table,
-          `SELECT * FROM (SELECT * FROM stored UNION ALL BY NAME SELECT * FROM incoming)
-           QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY received_at, partner_id, enrollment_key) = 1
-           ORDER BY event_time, event_id`,
-          scratch,
-        );
-        return { summary, merged: Number(counts?.merged ?? 0), stored: Number(counts?.stored ?? 0) };
-      });
-      const duplicates = stored + merged - summary.rows;
-      const manifestKey = sinkLayout.windowManifest(input.tenant, input.windowStart);
-      const before = (await files.store.exists(files.key(manifestKey)))
-        ? await files.getJson<{ deliveries_merged?: number; duplicates_dropped?: number; commits?: number }>(
-            manifestKey,
-          )
-        : {};
-      const committedAt = new Date().toISOString();
-      await files.putJson(manifestKey, {
-        manifest_version: 1,
-        kind: 'events_window',
-        tenant_id: input.tenant,
-        window: windowLabel(input.windowStart),
-        window_start: new Date(input.windowStart).toISOString(),
-        window_end: new Date(input.windowStart + input.windowMs).toISOString(),
-        complete: input.complete,
-        committed_at: committedAt,
-        commits: (before.commits ?? 0) + 1,
-        rows: summary.rows,
-        deliveries_merged: (before.deliveries_merged ?? 0) + merged,
-        duplicates_dropped: (before.duplicates_dropped ?? 0) + duplicates,
-        location: `${files.url}${table}/`,
-        files: summary.files,
-        columns: summary.columns,
-      });
-      if (input.complete) {
-        await files.putJson(sinkLayout.windowSuccess(input.tenant, input.windowStart), {
-          window: windowLabel(input.windowStart),
-          committed_at: committedAt,
+      return whileHeartbeating(async () => {
+        const { store, prefix } = resolveStore(input.output);
+        const files = new RunFiles(store, prefix, SINK_ROOT);
+        // The window's table is written under its tenant's folder, one folder level as writeParquetTable takes.
+        const tenantRoot = sinkLayout.tenantRoot(input.tenant);
+        const tenantFiles = new RunFiles(store, prefix, `${SINK_ROOT}/${tenantRoot}`);
+        const table = sinkLayout.windowTable(input.windowStart);
+        const inbox = await files.list(sinkLayout.inboxPrefix(input.tenant, input.windowStart));
+        const storedParts = (await tenantFiles.list(`${table}/`)).filter((key) => key.endsWith('.parquet'));
+        // Read before the table is rewritten: writing it clears the window's folder, manifest included.
+        const manifestKey = sinkLayout.windowManifest(input.tenant, input.windowStart);
+        const before = (await files.store.exists(files.key(manifestKey)))
+          ? await files.getJson<{
+              deliveries_merged?: number;
+              duplicates_dropped?: number;
+              commits?: number;
+            }>(manifestKey)
+          : {};
+        const { written, merged, stored } = await duck(async (connection, scratch) => {
+          const lines = await download(files, inbox, path.join(scratch, 'inbox'), '.jsonl');
+          const parts = await download(tenantFiles, storedParts, path.join(scratch, 'stored'), '.parquet');
+          const incoming = lines.length
+            ? `read_json([${lines.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(SINK_COLUMNS)})`
+            : emptySql(SINK_COLUMNS);
+          const previous = parts.length
+            ? `read_parquet([${parts.map(sqlString).join(', ')}])`
+            : emptySql(SINK_COLUMNS);
+          await connection.run(`CREATE TABLE incoming AS SELECT * FROM ${incoming}`);
+          await connection.run(`CREATE TABLE stored AS SELECT * FROM ${previous}`);
+          const [counts] = await queryRows<{ merged: number; stored: number }>(
+            connection,
+            'SELECT (SELECT count(*) FROM incoming) AS merged, (SELECT count(*) FROM stored) AS stored',
+          );
+          stopIfAbandoned();
+          const written = await writeParquetTable(
+            connection,
+            tenantFiles,
+            table,
+            `SELECT * FROM (SELECT * FROM stored UNION ALL BY NAME SELECT * FROM incoming)
+             QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY received_at, partner_id, enrollment_key) = 1
+             ORDER BY event_time, event_id`,
+            scratch,
+          );
+          return { written, merged: Number(counts?.merged ?? 0), stored: Number(counts?.stored ?? 0) };
         });
-      }
-      const limit = pLimit(16);
-      await Promise.all(inbox.map((key) => limit(() => files.store.delete(files.key(key)))));
-      logger.info(
-        {
+        // Keys in the manifest and the result are relative to the sink root, like the manifest's own.
+        const summary: TableSummary = {
+          ...written,
+          table: `${tenantRoot}/${table}`,
+          files: written.files.map((file) => ({ ...file, key: `${tenantRoot}/${file.key}` })),
+        };
+        const duplicates = stored + merged - summary.rows;
+        const committedAt = new Date().toISOString();
+        await files.putJson(manifestKey, {
+          manifest_version: 1,
+          kind: 'events_window',
+          tenant_id: input.tenant,
           window: windowLabel(input.windowStart),
-          tenant: input.tenant,
+          window_start: new Date(input.windowStart).toISOString(),
+          window_end: new Date(input.windowStart + input.windowMs).toISOString(),
+          complete: input.complete,
+          committed_at: committedAt,
+          commits: (before.commits ?? 0) + 1,
+          rows: summary.rows,
+          deliveries_merged: (before.deliveries_merged ?? 0) + merged,
+          duplicates_dropped: (before.duplicates_dropped ?? 0) + duplicates,
+          location: `${files.url}${sinkLayout.windowFolder(input.tenant, input.windowStart)}`,
+          files: summary.files,
+          columns: summary.columns,
+        });
+        if (input.complete) {
+          await files.putJson(sinkLayout.windowSuccess(input.tenant, input.windowStart), {
+            window: windowLabel(input.windowStart),
+            committed_at: committedAt,
+          });
+        }
+        // Only an attempt Temporal still counts on removes merged batches.
+        stopIfAbandoned();
+        const limit = pLimit(16);
+        await Promise.all(inbox.map((key) => limit(() => files.store.delete(files.key(key)))));
+        logger.info(
+          {
+            window: windowLabel(input.windowStart),
+            tenant: input.tenant,
+            rows: summary.rows,
+            merged,
+            duplicates,
+          },
+          'committed events window',
+        );
+        return {
           rows: summary.rows,
           merged,
           duplicates,
-        },
-        'committed events window',
-      );
-      return {
-        rows: summary.rows,
-        merged,
-        duplicates,
-        complete: input.complete,
-        table: summary,
-        manifestKey,
-        committedAt,
-      };
+          complete: input.complete,
+          table: summary,
+          manifestKey,
+          committedAt,
+        };
+      });
     },
 
     /** Gathers the pull's business ids (inline or from Parquet) and writes them as plan files of 40-id batches. */
@@ -283,8 +320,9 @@ export function createEventActivities(deps: EventActivityDeps) {
       idsLocation?: string;
     }): Promise<EventsPullPlan> => {
       const files = RunFiles.open(resolveStore, input.run);
-      const raw = input.idsLocation
-        ? await readBusinessIds(resolveStore, input.idsLocation, { workDir: deps.workDir })
+      const location = input.idsLocation;
+      const raw = location
+        ? await whileHeartbeating(() => readBusinessIds(resolveStore, location, { workDir: deps.workDir }))
         : (input.businessIds ?? []);
       const unique = [...new Set(raw.map((id) => id.trim().toLowerCase()))];
       const ids = unique.filter((id) => BUSINESS_ID.test(id)).sort();
@@ -370,21 +408,23 @@ export function createEventActivities(deps: EventActivityDeps) {
       const resultKeys = await files.list(
         pullResultsPrefix(input.request.eventTypes, input.timestampFrom, input.timestampTo),
       );
-      const table: TableSummary = await duck(async (connection, scratch) => {
-        const local = await download(files, resultKeys, path.join(scratch, 'results'), '.jsonl');
-        const source = local.length
-          ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
-          : emptySql(PULL_COLUMNS);
-        heartbeat({ files: local.length });
-        return writeParquetTable(
-          connection,
-          files,
-          'events',
-          `SELECT * FROM ${source} QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY event_time) = 1
+      const table: TableSummary = await whileHeartbeating(() =>
+        duck(async (connection, scratch) => {
+          const local = await download(files, resultKeys, path.join(scratch, 'results'), '.jsonl');
+          const source = local.length
+            ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
+            : emptySql(PULL_COLUMNS);
+          heartbeat({ files: local.length });
+          return writeParquetTable(
+            connection,
+            files,
+            'events',
+            `SELECT * FROM ${source} QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY event_time) = 1
            ORDER BY business_id, event_time, event_id`,
-          scratch,
-        );
-      });
+            scratch,
+          );
+        }),
+      );
       const finishedAt = new Date().toISOString();
       const summary: EventsPullSummary = {
         runId: run.runId,

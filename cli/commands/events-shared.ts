@@ -63,7 +63,10 @@ export function asUsageError(error: unknown): unknown {
   ) {
     return new UsageError(error.message);
   }
-  if (error instanceof DataServiceError && error.name === 'ValidationError') {
+  if (
+    error instanceof DataServiceError &&
+    (error.name === 'ValidationError' || error.name === 'NotFoundError')
+  ) {
     return new UsageError(`the Data Service refused the request: ${error.message}`);
   }
   return error;

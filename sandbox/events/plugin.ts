@@ -34,6 +34,8 @@ export interface EventsPluginOptions {
   /** Simulated new events per minute; 0 (default) = off. */
   emitRatePerMinute?: number;
   deliveryOptions?: DeliveryOptions;
+  /** Serve the seeded history shifted to end today (see `EventsServiceOptions`); default true. */
+  historyEndsToday?: boolean;
   /** The caller's scope (key name + tenant); runs after the sandbox's auth hook. Default: `request.apiKeyName`
    * and the `tenant` header. */
   scopeOf?: (request: FastifyRequest) => EventScope;
@@ -163,6 +165,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     logger: options.logger ?? silentLogger,
     emitRatePerMinute: options.emitRatePerMinute ?? 0,
     deliveryOptions: options.deliveryOptions ?? {},
+    historyEndsToday: options.historyEndsToday ?? true,
   });
   // onClose (not preClose) lets in-flight requests finish first; fastify runs a plugin's onClose
   // before its parent's, so the sandbox's database is still open here.
@@ -272,6 +275,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
             eventTypes: body.event_types,
             fromMs,
             toMs,
+            generatedShiftMs: service.generatedShiftMs(),
           });
     return {
       response_context: context(request, reply, data.length > 0 ? 'success' : 'miss'),

@@ -51,13 +51,21 @@ export interface EventsServiceOptions {
   /** Simulated new events per minute; 0 (default) = off. */
   emitRatePerMinute?: number;
   deliveryOptions?: DeliveryOptions;
+  /**
+   * Serve the seeded history shifted by whole days so that it ends at the start of today (UTC):
+   * the stored data stays deterministic, while `--since 30d` finds recent events. Default true.
+   */
+  historyEndsToday?: boolean;
 }
+
+const DAY_MS = 86_400_000;
 
 export class EventsService {
   readonly now: () => number;
   private readonly random = liveRandom();
   private readonly stream: EventStream;
   private stopped = false;
+  private historyAnchorMs: number | undefined;
 
   private constructor(
     readonly store: EventsStore,
@@ -88,9 +96,16 @@ export class EventsService {
       logger,
       emitRatePerMinute: options.emitRatePerMinute ?? 0,
     });
+    if (options.historyEndsToday ?? true) service.historyAnchorMs = await store.historyAnchorMs();
     worker.start();
     service.stream.start();
     return service;
+  }
+
+  /** Milliseconds added to the time of each seeded event when served: from the anchor to the start of today. */
+  generatedShiftMs(): number {
+    if (this.historyAnchorMs === undefined) return 0;
+    return Math.floor(this.now() / DAY_MS) * DAY_MS - this.historyAnchorMs;
   }
 
   /** Creates events (random where the spec leaves it open), queues their deliveries and wakes the worker. */

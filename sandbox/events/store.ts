@@ -59,6 +59,8 @@ export interface EventQuery {
   eventTypes: readonly string[];
   fromMs?: number | undefined;
   toMs?: number | undefined;
+  /** Added to the time of every generated (seeded) event, on the wire and in the time filter. */
+  generatedShiftMs?: number | undefined;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'abandoned';
@@ -369,19 +371,23 @@ export class EventsStore {
     const conditions = [
       'business_id IN (SELECT unnest($ids))',
       'event_name IN (SELECT unnest($types))',
-      ...(query.fromMs === undefined ? [] : ['event_time >= make_timestamp($from::BIGINT)']),
-      ...(query.toMs === undefined ? [] : ['event_time <= make_timestamp($to::BIGINT)']),
+      ...(query.fromMs === undefined ? [] : ['time_ms >= $from']),
+      ...(query.toMs === undefined ? [] : ['time_ms <= $to']),
     ];
     const values: Record<string, DuckDBValue> = {
       ids: listValue([...query.businessIds]),
       types: listValue([...query.eventTypes]),
-      ...(query.fromMs === undefined ? {} : { from: ts(query.fromMs) }),
-      ...(query.toMs === undefined ? {} : { to: ts(query.toMs) }),
+      shift: BigInt(Math.round(query.generatedShiftMs ?? 0)),
+      ...(query.fromMs === undefined ? {} : { from: BigInt(Math.round(query.fromMs)) }),
+      ...(query.toMs === undefined ? {} : { to: BigInt(Math.round(query.toMs)) }),
     };
     return this.queue.run(async () => {
       const rows = await this.rows(
-        `SELECT event_id, business_id, event_name, epoch_ms(event_time) AS time_ms, data FROM events
-         WHERE ${conditions.join(' AND ')} ORDER BY event_time DESC, event_id`,
+        `SELECT event_id, business_id, event_name, time_ms, data FROM (
+           SELECT event_id, business_id, event_name, data,
+                  epoch_ms(event_time) + CASE WHEN origin = 'generated' THEN $shift::BIGINT ELSE 0 END AS time_ms
+           FROM events)
+         WHERE ${conditions.join(' AND ')} ORDER BY time_ms DESC, event_id`,
         values,
         ['ids', 'types'],
       );
@@ -392,6 +398,15 @@ export class EventsStore {
         business_id: text(row.business_id),
         data: JSON.parse(text(row.data)) as EventData,
       }));
+    });
+  }
+
+  /** End of the seeded history (`events_meta.anchor`, epoch ms), or undefined when none was generated. */
+  historyAnchorMs(): Promise<number | undefined> {
+    return this.queue.run(async () => {
+      const [row] = await this.rows(`SELECT value FROM events_meta WHERE name = 'anchor'`);
+      const anchor = row ? Date.parse(text(row.value)) : Number.NaN;
+      return Number.isNaN(anchor) ? undefined : anchor;
     });
   }
 

@@ -1,0 +1,165 @@
+// One window of one tenant's webhook events at one output: the receiver signals (with start) each batch
+// it stored in the window's inbox, and this workflow commits the inbox into the window's Parquet table
+// when the window closes (plus grace), earlier at a set interval while it is open, and again for late
+// deliveries. Signals carry keys and counts only; it continues as new before its history grows large.
+import {
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { EventActivities } from '../activities/events.js';
+import {
+  EVENTS_ARRIVED_SIGNAL,
+  HANDOFF_DEADLINE_MS,
+  HANDOFF_MARGIN_MS,
+  type EventsArrived,
+  type EventWindowCarry,
+  type EventWindowInput,
+  type EventWindowResult,
+  type EventWindowState,
+  type SinkWindowSettings,
+} from './events-types.js';
+import { QUERY_PROGRESS } from './types.js';
+
+// Committing rewrites the window's table from object-store files: retried without limit (an
+// acknowledged event must land), with backoff, and heartbeating so a dead worker is noticed.
+const { commitEventWindow } = proxyActivities<EventActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
+});
+
+export const eventsArrivedSignal = defineSignal<[EventsArrived]>(EVENTS_ARRIVED_SIGNAL);
+export const eventWindowQuery = defineQuery<EventWindowState>(QUERY_PROGRESS);
+
+/** Signals handled per run before continuing as new, so the history stays far below its limits. */
+const DEFAULT_SIGNALS_PER_RUN = 2_000;
+
+/** How old a signal must be before its batch is surely in the store (if it was acknowledged). */
+const LANDED_AFTER_MS = HANDOFF_DEADLINE_MS + HANDOFF_MARGIN_MS;
+
+/**
+ * When the pending deliveries of a window should be committed (epoch ms), or undefined when nothing is
+ * pending: at the window's close, or an interval after the first pending batch if that comes first;
+ * after the close, once deliveries have been quiet for `settleMs` and the last batch has surely landed
+ * (but no later than the interval).
+ */
+export function nextCommitAt(
+  carry: Pick<EventWindowCarry, 'pending' | 'firstPendingAt' | 'lastSignalAt'>,
+  windowStart: number,
+  settings: SinkWindowSettings,
+): number | undefined {
+  if (carry.pending === 0) return undefined;
+  const closesAt = windowStart + settings.windowMs + settings.graceMs;
+  const settled = Math.max(
+    closesAt,
+    (carry.lastSignalAt ?? 0) + Math.max(settings.settleMs, LANDED_AFTER_MS),
+  );
+  if (settings.commitIntervalMs <= 0) return settled;
+  const interim = (carry.firstPendingAt ?? 0) + Math.max(settings.commitIntervalMs, settings.settleMs);
+  return Math.min(settled, interim);
+}
+
+export async function eventWindowWorkflow(input: EventWindowInput): Promise<EventWindowResult> {
+  const { settings, windowStart } = input;
+  const windowEnd = windowStart + settings.windowMs;
+  const closesAt = windowEnd + settings.graceMs;
+  const signalsPerRun = input.signalsPerRun ?? DEFAULT_SIGNALS_PER_RUN;
+  const carry: EventWindowCarry = input.carry ?? {
+    batches: 0,
+    deliveries: 0,
+    pending: 0,
+    firstPendingAt: undefined,
+    lastSignalAt: undefined,
+    recent: [],
+    commits: 0,
+    lastCommit: undefined,
+    generation: 1,
+  };
+  let phase: EventWindowState['phase'] = 'collecting';
+  let signalsThisRun = 0;
+
+  setHandler(eventsArrivedSignal, (arrived) => {
+    const now = Date.now();
+    carry.batches += 1;
+    carry.deliveries += arrived.events;
+    carry.pending += arrived.events;
+    carry.firstPendingAt ??= now;
+    carry.lastSignalAt = now;
+    carry.recent = carry.recent.filter((signal) => signal.at > now - LANDED_AFTER_MS);
+    carry.recent.push({ at: now, events: arrived.events });
+    signalsThisRun += 1;
+  });
+  setHandler(eventWindowQuery, () => ({
+    ...carry,
+    windowStart: new Date(windowStart).toISOString(),
+    windowEnd: new Date(windowEnd).toISOString(),
+    tenant: input.tenant,
+    phase,
+  }));
+
+  const historyFull = () => signalsThisRun >= signalsPerRun || workflowInfo().continueAsNewSuggested;
+  const lastCommitAt = () => (carry.lastCommit ? Date.parse(carry.lastCommit.committedAt) : 0);
+
+  for (;;) {
+    if (historyFull()) {
+      return await continueAsNew<typeof eventWindowWorkflow>({
+        ...input,
+        carry: { ...carry, generation: carry.generation + 1 },
+      });
+    }
+    const now = Date.now();
+    // A window committed while open gets a final commit at its close, even without new deliveries.
+    const finalDue = carry.lastCommit && !carry.lastCommit.complete ? closesAt : undefined;
+    const due = nextCommitAt(carry, windowStart, settings) ?? finalDue;
+    if (due === undefined) {
+      // Closed, committed and nothing pending: stay for late deliveries for `idleMs`, then finish.
+      phase = 'idle';
+      const finishAt = Math.max(closesAt, lastCommitAt()) + settings.idleMs;
+      if (finishAt <= now) break;
+      const woke = await condition(() => carry.pending > 0 || historyFull(), finishAt - now);
+      if (!woke) break;
+      continue;
+    }
+    if (due > now) {
+      phase = 'collecting';
+      // New deliveries can only bring the commit forward by starting an interval; recheck then.
+      await condition(
+        () => historyFull() || (nextCommitAt(carry, windowStart, settings) ?? due) < due,
+        due - now,
+      );
+      continue;
+    }
+    phase = 'committing';
+    // The commit lists the inbox after this point: batches signalled more than LANDED_AFTER_MS ago are
+    // there if acknowledged; younger ones may still be landing and stay pending for the next commit.
+    const horizon = now - LANDED_AFTER_MS;
+    carry.recent = carry.recent.filter((signal) => signal.at > horizon);
+    carry.pending = carry.recent.reduce((sum, signal) => sum + signal.events, 0);
+    carry.firstPendingAt = carry.recent[0]?.at;
+    const commit = await commitEventWindow({
+      output: input.output,
+      tenant: input.tenant,
+      windowStart,
+      windowMs: settings.windowMs,
+      complete: Date.now() >= closesAt,
+    });
+    carry.commits += 1;
+    carry.lastCommit = commit;
+  }
+  return {
+    windowStart: new Date(windowStart).toISOString(),
+    windowEnd: new Date(windowEnd).toISOString(),
+    tenant: input.tenant,
+    rows: carry.lastCommit?.rows ?? 0,
+    batches: carry.batches,
+    deliveries: carry.deliveries,
+    commits: carry.commits,
+    generation: carry.generation,
+    manifestKey: carry.lastCommit?.manifestKey,
+  };
+}
