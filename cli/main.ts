@@ -8,7 +8,11 @@ import { registerConfigCommand } from './commands/config.js';
 import { registerEnrichCommands } from './commands/enrich.js';
 import { registerExportCommands } from './commands/export.js';
 import { registerRunsCommands } from './commands/runs.js';
+import { registerScheduleCommands } from './commands/schedule.js';
 import { registerWorkerCommand } from './commands/worker.js';
+import { registerEnrollmentsCommands } from './commands/enrollments.js';
+import { registerEventsCommands } from './commands/events.js';
+import { registerWebhooksCommands } from './commands/webhooks.js';
 import { exitCodeFor, formatCliError } from './errors.js';
 
 export function buildProgram(): Command {
@@ -21,6 +25,10 @@ export function buildProgram(): Command {
   registerEnrichCommands(program);
   registerExportCommands(program);
   registerRunsCommands(program);
+  registerScheduleCommands(program);
+  registerEnrollmentsCommands(program);
+  registerWebhooksCommands(program);
+  registerEventsCommands(program);
   registerWorkerCommand(program);
   registerDemoCommand(program);
   registerDevCommand(program);

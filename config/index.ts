@@ -43,6 +43,16 @@ export interface EnrichflowConfig {
   dataDir: string;
   workDir: string | undefined;
   worker: { maxConcurrentActivities: number };
+  /** Prometheus endpoint of the worker (`host:port`); metrics are off when unset. */
+  metrics: { address: string | undefined };
+  events: {
+    /** Folder of webhook secret files; `<dataDir>/webhooks` unless set. */
+    secretsDir: string;
+    receiverHost: string;
+    receiverPort: number;
+    output: string | undefined;
+    windowMs: number;
+  };
   logLevel: string;
 }
 
@@ -205,6 +215,14 @@ export function loadConfig(options: LoadConfigOptions = {}): EnrichflowConfig {
     dataDir: str('ENRICHFLOW_DATA_DIR'),
     workDir: opt('ENRICHFLOW_WORK_DIR'),
     worker: { maxConcurrentActivities: num('ENRICHFLOW_WORKER_MAX_ACTIVITIES') },
+    metrics: { address: opt('ENRICHFLOW_METRICS_ADDRESS') },
+    events: {
+      secretsDir: opt('ENRICHFLOW_WEBHOOK_SECRETS_DIR') ?? `${str('ENRICHFLOW_DATA_DIR')}/webhooks`,
+      receiverHost: str('ENRICHFLOW_WEBHOOK_HOST'),
+      receiverPort: num('ENRICHFLOW_WEBHOOK_PORT'),
+      output: opt('ENRICHFLOW_EVENTS_OUTPUT'),
+      windowMs: num('ENRICHFLOW_EVENTS_WINDOW_MS'),
+    },
     logLevel: str('LOG_LEVEL'),
   };
 }

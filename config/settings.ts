@@ -133,6 +133,43 @@ export const SETTINGS = [
     description: 'Concurrent activities per worker process.',
   },
   {
+    env: 'ENRICHFLOW_WEBHOOK_SECRETS_DIR',
+    type: 'string',
+    description:
+      'Folder of webhook secret files (mode 0600) written by `webhooks register` and read by `webhooks serve`; default `<ENRICHFLOW_DATA_DIR>/webhooks`.',
+  },
+  {
+    env: 'ENRICHFLOW_WEBHOOK_HOST',
+    type: 'string',
+    default: '127.0.0.1',
+    description: 'Interface the webhook receiver (`webhooks serve`) listens on.',
+  },
+  {
+    env: 'ENRICHFLOW_WEBHOOK_PORT',
+    type: 'integer',
+    default: '8790',
+    min: 0,
+    description: 'Port of the webhook receiver (0 = any free port).',
+  },
+  {
+    env: 'ENRICHFLOW_EVENTS_OUTPUT',
+    type: 'string',
+    description: 'Output prefix where the webhook receiver lands events (`s3://bucket/prefix/` or a folder).',
+  },
+  {
+    env: 'ENRICHFLOW_EVENTS_WINDOW_MS',
+    type: 'duration-ms',
+    default: '3600000',
+    min: 1000,
+    description: 'Length of an events window (one Parquet file and manifest per window), in milliseconds.',
+  },
+  {
+    env: 'ENRICHFLOW_METRICS_ADDRESS',
+    type: 'string',
+    description:
+      'Where the worker serves Prometheus metrics (`host:port`, e.g. `0.0.0.0:9464`; path `/metrics`): Temporal SDK metrics plus enrichflow calls, latency, 429s, misses and rows written. Off when unset.',
+  },
+  {
     env: 'LOG_LEVEL',
     type: 'string',
     default: 'info',

@@ -1,3 +1,6 @@
 // Every workflow the worker registers; the Temporal bundler starts here.
 export { batchStageWorkflow } from './batch-stage.js';
 export { enrichRunWorkflow, retryRunWorkflow } from './enrich-run.js';
+export { exportPagesWorkflow, exportPostsWorkflow, exportRunWorkflow } from './export-run.js';
+export { eventWindowWorkflow } from './events-sink.js';
+export { eventsPullWorkflow } from './events-pull.js';

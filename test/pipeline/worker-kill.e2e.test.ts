@@ -25,11 +25,11 @@ const SAMPLE = fileURLToPath(new URL('../../samples/companies.csv', import.meta.
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let sandbox: RunningSandbox;
-let config: EnrichflowConfig;
+let defaultConfig: EnrichflowConfig;
 let client: Client;
 const children: ChildProcess[] = [];
 
-function spawnWorker(): ChildProcess {
+function spawnWorker(config: EnrichflowConfig = defaultConfig): ChildProcess {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ENRICHFLOW_TEMPORAL_ADDRESS: config.temporal.address,
@@ -65,7 +65,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
 
 beforeAll(async () => {
   sandbox = await startTestSandbox();
-  config = testConfig(sandbox.url);
+  defaultConfig = testConfig(sandbox.url);
   client = await temporalClient();
 });
 
@@ -83,11 +83,11 @@ test(
     // Slow calls, so the kill lands while batches are in flight.
     await setFaults(sandbox, [{ match: 'bulkEnrich*', kind: 'latency', latencyMs: 400 }]);
     const input = `${s3Location('inputs')}companies.csv`;
-    await uploadFile(config, input, SAMPLE);
+    await uploadFile(defaultConfig, input, SAMPLE);
     const first = spawnWorker();
     const { runId } = await startRun(
       client,
-      config,
+      defaultConfig,
       validateJobSpec(
         {
           job_name: 'killed',
@@ -112,7 +112,7 @@ test(
     expect(summary.status).toBe('completed');
     for (const dataset of ['firmographics', 'technographics']) {
       const table = await readTable<{ n: string; d: string }>(
-        config,
+        defaultConfig,
         summary.outputPrefix,
         dataset,
         'SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM t',
@@ -126,7 +126,9 @@ test(
 );
 
 test('SIGTERM: the worker shuts down gracefully and exits 0', { timeout: 60_000 }, async () => {
-  const worker = spawnWorker();
+  // Task queues of its own, so only this worker's pollers count as ready.
+  const config = testConfig(sandbox.url);
+  const worker = spawnWorker(config);
   await until(async () => {
     const described = await client.workflowService.describeTaskQueue({
       namespace: config.temporal.namespace,

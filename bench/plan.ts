@@ -1,0 +1,49 @@
+// Benchmark of planning (issue 4): the real `planRun` activity on a generated CSV of N rows (default
+// 1,000,000; about a third repeat an earlier company) with a local output folder. Prints rows/s and
+// the process's peak RSS.   npx tsx bench/plan.ts [--rows 1000000]
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createActivities } from '../activities/index.js';
+import { loadConfig } from '../config/index.js';
+import { silentLogger } from '../lib/logger.js';
+import { storeResolverFor } from '../workers/worker.js';
+
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' } } });
+const rows = Number(values.rows);
+const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-plan-'));
+const csv = path.join(dir, 'companies.csv');
+
+const lines: string[] = ['company,website,country'];
+for (let i = 0; i < rows; i += 1) {
+  const n = i % 3 === 2 ? Math.floor(i / 2) : i; // a third of the rows repeat an earlier company
+  lines.push(`"Company ${n}, Inc.",https://www.company-${n}.example.com/about,US`);
+  if (lines.length === 100_000) {
+    writeFileSync(csv, lines.join('\n') + '\n', { flag: i < 100_000 ? 'w' : 'a' });
+    lines.length = 0;
+  }
+}
+if (lines.length) writeFileSync(csv, lines.join('\n') + '\n', { flag: 'a' });
+console.log(`input: ${rows} rows, ${(statSync(csv).size / 1e6).toFixed(0)} MB`);
+
+const activities = createActivities({
+  calls: {} as never,
+  resolveStore: storeResolverFor(loadConfig({ env: {} })),
+  logger: silentLogger,
+  workDir: dir,
+});
+const rssBefore = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024;
+const started = Date.now();
+const plan = await activities.planRun({
+  run: { runId: 'bench', output: path.join(dir, 'out') + '/' },
+  input: { location: csv },
+});
+const seconds = (Date.now() - started) / 1000;
+const peak = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024;
+console.log(
+  `planned ${plan.inputRows} rows (${plan.rejectedRows} rejected, ${plan.uniqueKeys} unique keys, ${plan.match?.totalBatches} match batches) in ${seconds.toFixed(1)} s = ${Math.round(plan.inputRows / seconds)} rows/s`,
+);
+console.log(
+  `peak RSS: ${peak.toFixed(0)} MB (${rssBefore.toFixed(0)} MB before planning, while generating the input)`,
+);
