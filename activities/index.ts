@@ -600,7 +600,9 @@ export function createActivities(deps: ActivityDeps) {
       await files.putJson(runLayout.runSummary, summary);
       await files.putJson(runLayout.manifest, manifest);
       // The analyst's view of the same facts, next to the manifest.
-      const rejectReasons = await duck((connection, scratch) => rejectReasonsOf(connection, files, rejects, scratch));
+      const rejectReasons = await duck((connection, scratch) =>
+        rejectReasonsOf(connection, files, rejects, scratch),
+      );
       await files.store.put(files.key(runLayout.report), renderRunReport(manifest, { rejectReasons }), {
         contentType: 'text/markdown; charset=utf-8',
       });
