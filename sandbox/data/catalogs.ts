@@ -1,30 +1,10 @@
 // Smaller vocabularies of the generator: technologies by technographics category, intent topics,
 // investors and funding rounds, and the phrases that fill posts, ratings and 10-K excerpts.
 
-/** The 21 category arrays of a technographics record (spec 2.6), in the spec's order. */
-export const TECH_CATEGORIES = [
-  'testing_and_qa',
-  'sales',
-  'prog_langs_and_frameworks',
-  'productivity_and_operations',
-  'product_and_design',
-  'platform_and_storage',
-  'operations_software',
-  'operations_management',
-  'marketing',
-  'it_security',
-  'it_management',
-  'hr',
-  'health_tech',
-  'finance_and_accounting',
-  'ecommerce',
-  'devops_and_development',
-  'customer_management',
-  'computer_networks',
-  'communications',
-  'collaboration',
-  'bi_and_analytics',
-] as const;
+import { TECH_CATEGORIES } from '../../contract/datasets.js';
+
+/** The 21 category arrays of a technographics record (spec 2.6), from the contract. */
+export { TECH_CATEGORIES };
 export type TechCategory = (typeof TECH_CATEGORIES)[number];
 
 const categoryLabels = new Map<string, string>();
