@@ -148,12 +148,13 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** Waits until the background loads after start are done: the indexes, and firmographics in memory. */
 async function waitForFirmographicsInMemory(url: string): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     const response = await fetch(`${url}/_admin/status`, { headers: { 'x-admin-key': ADMIN } });
-    const status = (await response.json()) as { datasets_in_memory: string[] };
-    if (status.datasets_in_memory.includes('firmographics')) return;
+    const status = (await response.json()) as { datasets_in_memory: string[]; indexes_ready?: boolean };
+    if (status.datasets_in_memory.includes('firmographics') && status.indexes_ready !== false) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error('firmographics never reached memory');

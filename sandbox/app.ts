@@ -348,7 +348,12 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     return sendJson(reply, failureBody(request, 'INTERNAL_SERVER_ERROR', 'Internal server error'), 500);
   });
 
-  registerAdminRoutes(app, options.adminKey, faults, limiter, records);
+  let indexesReady = false;
+  void Promise.all([autocomplete, prospects, businessIndex]).then(
+    () => (indexesReady = true),
+    () => undefined,
+  );
+  registerAdminRoutes(app, options.adminKey, faults, limiter, records, () => indexesReady);
 
   let hasEventsTable: boolean | null = null;
   // The events plugin may serve its seeded history shifted to end today; the `events` filter of business
@@ -423,6 +428,7 @@ function registerAdminRoutes(
   faults: FaultInjector,
   limiter: SlidingWindowLimiter | null,
   records: DatasetRecords,
+  indexesReady: () => boolean,
 ): void {
   const isAdmin = (request: FastifyRequest) => {
     const given = request.headers[ADMIN_KEY_HEADER];
@@ -436,6 +442,7 @@ function registerAdminRoutes(
     if (!isAdmin(request)) return forbidden(reply);
     const memory = process.memoryUsage();
     return reply.send({
+      indexes_ready: indexesReady(),
       datasets_in_memory: BULK_DATASETS.filter((dataset) => records.isLoaded(dataset)),
       rss_bytes: memory.rss,
       heap_used_bytes: memory.heapUsed,
