@@ -4,6 +4,8 @@
 // Rows stay in the object store; workflows get keys and counts.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -198,6 +200,43 @@ export function createEventActivities(deps: EventActivityDeps) {
     );
   }
 
+  /**
+   * Gathers many small JSON-lines objects into one local file (or none when there are none): DuckDB
+   * gives every file of a `read_json` list its own buffer, so hundreds of small files exhaust the
+   * session's memory, while one file of the same lines reads in a single pass.
+   */
+  async function gatherLines(files: RunFiles, keys: string[], target: string): Promise<string | undefined> {
+    if (keys.length === 0) return undefined;
+    const out = createWriteStream(target);
+    const written = new Promise<void>((resolve, reject) => {
+      out.on('finish', resolve);
+      out.on('error', reject);
+    });
+    const limit = pLimit(16);
+    let done = 0;
+    // Respect the file's back-pressure (a large window must not pile up in memory), with one waiter.
+    let drained: Promise<void> | undefined;
+    await Promise.all(
+      keys.map((key) =>
+        limit(async () => {
+          const bytes = await files.store.getBytes(files.key(key));
+          if (bytes.length === 0) return;
+          const ended = bytes[bytes.length - 1] === 0x0a;
+          if (!out.write(ended ? bytes : Buffer.concat([bytes, Buffer.from('\n')]))) {
+            drained ??= once(out, 'drain').then(() => {
+              drained = undefined;
+            });
+            await drained;
+          }
+          if (++done % 500 === 0) heartbeat({ gathered: done });
+        }),
+      ),
+    );
+    out.end();
+    await written;
+    return target;
+  }
+
   return {
     /**
      * Merges a window's inbox batches into its table (one row per event id: the earliest delivery wins),
@@ -230,10 +269,10 @@ export function createEventActivities(deps: EventActivityDeps) {
             }>(manifestKey)
           : {};
         const { written, merged, stored } = await duck(async (connection, scratch) => {
-          const lines = await download(files, inbox, path.join(scratch, 'inbox'), '.jsonl');
+          const lines = await gatherLines(files, inbox, path.join(scratch, 'inbox.jsonl'));
           const parts = await download(tenantFiles, storedParts, path.join(scratch, 'stored'), '.parquet');
-          const incoming = lines.length
-            ? `read_json([${lines.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(SINK_COLUMNS)})`
+          const incoming = lines
+            ? `read_json(${sqlString(lines)}, format = 'newline_delimited', columns = ${columnsSql(SINK_COLUMNS)})`
             : emptySql(SINK_COLUMNS);
           const previous = parts.length
             ? `read_parquet([${parts.map(sqlString).join(', ')}])`
@@ -410,11 +449,12 @@ export function createEventActivities(deps: EventActivityDeps) {
       );
       const table: TableSummary = await whileHeartbeating(() =>
         duck(async (connection, scratch) => {
-          const local = await download(files, resultKeys, path.join(scratch, 'results'), '.jsonl');
-          const source = local.length
-            ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
+          const local = await gatherLines(files, resultKeys, path.join(scratch, 'results.jsonl'));
+          // An empty file (no batch found any event) reads as no rows.
+          const source = local
+            ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
             : emptySql(PULL_COLUMNS);
-          heartbeat({ files: local.length });
+          heartbeat({ files: resultKeys.length });
           return writeParquetTable(
             connection,
             files,

@@ -86,7 +86,7 @@ export interface HandoffStats {
 }
 
 /** The last `size` samples, for percentiles in the receiver's health output and the benchmark. */
-class Samples {
+export class Samples {
   private readonly values: number[] = [];
   private next = 0;
   constructor(private readonly size = 10_000) {}

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../lib/logger.js';
 import { silentLogger } from '../lib/logger.js';
-import type { HandoffOutcome } from './handoff.js';
+import { Samples, type HandoffOutcome } from './handoff.js';
 import { checkTimestamp, decodeSignature, type SignatureFailure } from './signature.js';
 import type { SecretRing } from './webhook-secrets.js';
 import type { SinkEventRecord } from './sink-layout.js';
@@ -179,6 +179,8 @@ export interface RunningReceiver {
   url: string;
   port: number;
   intake: DeliveryIntake;
+  /** Milliseconds from a request's arrival to its answer, as the receiver sees it. */
+  responseMs: Samples;
   /** Stops accepting, lets requests in progress finish (their hand-offs included), then closes. */
   close(): Promise<void>;
   /** Drops every connection at once, as a crash would: requests in progress get no answer. */
@@ -188,14 +190,18 @@ export interface RunningReceiver {
 /** Starts the receiver: `POST` any path = a delivery; `GET /healthz` = liveness and counters. */
 export async function startWebhookReceiver(options: WebhookReceiverOptions): Promise<RunningReceiver> {
   const intake = new DeliveryIntake(options);
+  const responseMs = new Samples();
   const health = () => ({
     status: 'ok',
     secrets: options.secrets.size,
     ...intake.counters,
+    responseMs: responseMs.percentiles(),
     ...(options.health?.() ?? {}),
   });
   const listen =
-    options.server === 'fastify' ? await fastifyListener(intake, health) : nodeListener(intake, health);
+    options.server === 'fastify'
+      ? await fastifyListener(intake, health, responseMs)
+      : nodeListener(intake, health, responseMs);
   const { server } = listen;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -210,6 +216,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     intake,
+    responseMs,
     close: () => listen.close(),
     kill: async () => {
       server.closeAllConnections();
@@ -223,9 +230,11 @@ interface Listener {
   close(): Promise<void>;
 }
 
-function nodeListener(intake: DeliveryIntake, health: () => unknown): Listener {
+function nodeListener(intake: DeliveryIntake, health: () => unknown, responseMs: Samples): Listener {
   let closing = false;
   const server = createServer((request, response) => {
+    const arrived = performance.now();
+    response.once('finish', () => responseMs.add(performance.now() - arrived));
     if (request.method === 'GET' && request.url === '/healthz') {
       request.resume();
       return send(response, { status: 200, body: health() });
@@ -278,9 +287,16 @@ function nodeListener(intake: DeliveryIntake, health: () => unknown): Listener {
   };
 }
 
-async function fastifyListener(intake: DeliveryIntake, health: () => unknown): Promise<Listener> {
+async function fastifyListener(
+  intake: DeliveryIntake,
+  health: () => unknown,
+  responseMs: Samples,
+): Promise<Listener> {
   const { default: Fastify } = await import('fastify');
   const app = Fastify({ bodyLimit: MAX_DELIVERY_BYTES, logger: false });
+  app.addHook('onResponse', async (_request, reply) => {
+    responseMs.add(reply.elapsedTime);
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   app.get('/healthz', () => health());
