@@ -6,15 +6,19 @@
 //   npx tsx bench/export.ts [--prospects 1000000] [--businesses 20000] [--rate 50] [--latency 50]
 //                           [--filters '{"job_level":{"values":["manager"]}}'] [--cap 60000]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { queryRows, sqlString, withDuckDb } from '../activities/duckdb-session.js';
+import pLimit from 'p-limit';
 import { DataServiceClient } from '../client/index.js';
+import { composeFilters, type DimensionDomain, type SearchFilters } from '../jobs/export-filters.js';
 import { freePort } from '../stack/ports.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
+import { workflowsPath } from '../workers/worker.js';
 import type { ExportRunWorkflowInput, ExportSummary } from '../workflows/export-types.js';
 
 const { values: args } = parseArgs({
@@ -23,9 +27,14 @@ const { values: args } = parseArgs({
     businesses: { type: 'string', default: '20000' },
     rate: { type: 'string', default: '50' },
     latency: { type: 'string', default: '50' },
-    window: { type: 'string', default: '48' },
+    window: { type: 'string', default: '64' },
     filters: { type: 'string', default: '{"job_level":{"values":["manager"]}}' },
     cap: { type: 'string', default: '60000' },
+    // The worker as deployed: workflows bundled ahead (not at start), V8's old space capped at this many MB.
+    heap: { type: 'string', default: '0' },
+    'bundle-at-start': { type: 'boolean', default: false },
+    'skip-baseline': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
   },
 });
 const prospects = Number(args.prospects);
@@ -38,9 +47,10 @@ const ADMIN = 'bench-admin';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-export-'));
 const children: ChildProcess[] = [];
+let stopTemporal: (() => Promise<void>) | undefined;
 
-function tsxProcess(argv: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
+function tsxProcess(argv: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...argv], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -84,16 +94,27 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** CPU seconds a process has used (user + system). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 try {
   console.log(
     `sandbox ${prospects} prospects / ${businesses} businesses; rate limit ${ratePerSecond}/s; latency ${latencyMs} ms; filters ${JSON.stringify(filters)}`,
   );
+  console.log(
+    `worker: ${args['bundle-at-start'] ? 'enrichflow worker (bundles workflows at start)' : 'workflows bundled ahead'}${Number(args.heap) > 0 ? `, --max-old-space-size=${args.heap}` : ''}; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const sandboxPort = await freePort();
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const t0 = Date.now();
-  tsxProcess(
+  const sandbox = tsxProcess(
     [
       'bin/enrichflow-src.ts',
       'sandbox',
@@ -139,6 +160,7 @@ try {
   console.log(`the search matches ${truth} prospects (${(truth / Number(args.cap)).toFixed(2)} x the cap)`);
 
   const temporal = await startTemporalDevServer({ dataDir: path.join(work, 'temporal'), headless: true });
+  stopTemporal = () => temporal.stop();
   const env = {
     ENRICHFLOW_TEMPORAL_ADDRESS: temporal.address,
     ENRICHFLOW_API_BASE_URL: sandboxUrl,
@@ -148,7 +170,20 @@ try {
     ENRICHFLOW_WORK_DIR: work,
     LOG_LEVEL: 'warn',
   };
-  const worker = tsxProcess(['bin/enrichflow-src.ts', 'worker'], env);
+  const heapFlags = Number(args.heap) > 0 ? [`--max-old-space-size=${Number(args.heap)}`] : [];
+  let worker: ChildProcess;
+  if (args['bundle-at-start']) {
+    worker = tsxProcess(['bin/enrichflow-src.ts', 'worker'], env, heapFlags);
+  } else {
+    // The worker entry of the kill-and-resume test: the same workers, from a bundle built here.
+    const bundle = path.join(work, 'workflows.js');
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: workflowsPath(),
+      logger: { ...console, trace() {}, debug() {}, info() {}, warn() {} },
+    });
+    writeFileSync(bundle, code);
+    worker = tsxProcess(['test/export/worker-process.ts'], { ...env, WORKFLOW_BUNDLE: bundle }, heapFlags);
+  }
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
   console.log('worker ready');
@@ -167,6 +202,11 @@ try {
   };
   // Worker memory during the export, sampled; the start-up peak (bundling the workflows) is reported apart.
   const startupPeak = rssMb(worker.pid!, 'VmHWM');
+  const cpuBefore = {
+    worker: cpuSeconds(worker.pid!),
+    sandbox: cpuSeconds(sandbox.pid!),
+    temporal: cpuSeconds(temporal.process.pid),
+  };
   const started = Date.now();
   let exportPeak = 0;
   const timeline: string[] = [];
@@ -183,6 +223,11 @@ try {
   })) as ExportSummary;
   const elapsed = Date.now() - started;
   clearInterval(sampler);
+  const cpu = {
+    worker: cpuSeconds(worker.pid!) - cpuBefore.worker,
+    sandbox: cpuSeconds(sandbox.pid!) - cpuBefore.sandbox,
+    temporal: cpuSeconds(temporal.process.pid) - cpuBefore.temporal,
+  };
   exportPeak = Math.max(exportPeak, rssMb(worker.pid!, 'VmRSS'));
 
   const plan = summary.stages.find((s) => s.stage === 'plan');
@@ -203,6 +248,51 @@ try {
   );
   const rows = Number(check?.n ?? 0);
   const distinct = Number(check?.d ?? 0);
+  // The same pages from a plain script (p-limit at the same window, paced to the same rate), in the same
+  // run: what the sandbox can serve on this machine right now, to read the pipeline's rate against.
+  let baseline = '';
+  if (!args['skip-baseline']) {
+    worker.kill('SIGTERM');
+    await fetch(`${sandboxUrl}/_admin/rate-limit/reset`, {
+      method: 'POST',
+      headers: { 'x-admin-key': ADMIN },
+    });
+    const spec = JSON.parse(
+      readFileSync(path.join(output, input.runId, '_work', 'export', 'spec.json'), 'utf8'),
+    ) as { filters: SearchFilters; dimensions: DimensionDomain[] };
+    const plain = new DataServiceClient({
+      baseUrl: sandboxUrl,
+      apiKey: KEY,
+      connections: Number(args.window),
+    });
+    const limit = pLimit(Number(args.window));
+    let next = Date.now();
+    const pacedStart = Date.now();
+    let plainRecords = 0;
+    await Promise.all(
+      summary.plan.slices.flatMap((slice) =>
+        Array.from({ length: slice.pages }, (_, i) =>
+          limit(async () => {
+            const at = next;
+            next += 1000 / ratePerSecond;
+            if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
+            const { body } = await plain.fetchProspects({
+              mode: 'full',
+              size: summary.plan.cap,
+              page_size: summary.plan.pageSize,
+              page: i + 1,
+              filters: composeFilters(spec.filters, spec.dimensions, slice.constraints),
+            });
+            plainRecords += body.data.length;
+          }),
+        ),
+      ),
+    );
+    const plainSeconds = (Date.now() - pacedStart) / 1000;
+    await plain.close();
+    const plainPages = summary.plan.slices.reduce((sum, s) => sum + s.pages, 0);
+    baseline = `plain p-limit script, same ${plainPages} pages, same window and rate: ${seconds(plainSeconds * 1000)}, ${(plainPages / plainSeconds).toFixed(1)} pages/s (${plainRecords} records); enrichflow's pages at ${((pagesRate / (plainPages / plainSeconds)) * 100).toFixed(1)} % of it`;
+  }
   const report = [
     `status: ${summary.status}; plan: ${summary.plan.slices.length} slices (${summary.plan.slices.map((s) => `${s.count} ${s.method}`).join(', ')}), slice sum ${summary.plan.sliceSum} vs search ${summary.plan.total.n}`,
     `calls: ${apiCalls} (${summary.plan.probes} count probes, ${pages?.calls ?? 0} pages); ideal at ${ratePerSecond}/s: ${seconds((apiCalls / ratePerSecond) * 1000)}`,
@@ -211,10 +301,20 @@ try {
     `output: ${rows} rows, ${distinct} distinct ids; the service counts ${truth}: ${rows === truth && distinct === truth ? 'every record exactly once' : 'MISMATCH'}`,
     `worker RSS timeline (s:MB): ${timeline.join(' ')}`,
     `worker RSS during the export: peak ${exportPeak.toFixed(0)} MB (start-up peak, bundling workflows: ${startupPeak.toFixed(0)} MB)`,
+    `CPU during the export (share of one core): ${Object.entries(cpu)
+      .map(
+        ([name, used]) => `${name} ${used.toFixed(1)} s (${((used / (elapsed / 1000)) * 100).toFixed(0)} %)`,
+      )
+      .join(', ')}; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+    ...(baseline ? [baseline] : []),
   ];
   console.log(report.join('\n'));
   await client.connection.close();
-  await temporal.stop();
 } finally {
   for (const child of children) child.kill('SIGTERM');
+  await stopTemporal?.();
+  if (args.keep) console.log(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
 }

@@ -57,7 +57,7 @@ const FATAL_ERRORS = new Set([
 const STATS_FIELDS = ['company_size', 'company_revenue'];
 
 const DEFAULT_ATTEMPTS = 8;
-const DEFAULT_WINDOW = 32;
+const DEFAULT_WINDOW = 64;
 const DEFAULT_PAGE_SIZE = 100;
 /** Page activities completed per workflow run before continuing as new. */
 const UNITS_PER_GENERATION = 1_000;

@@ -34,7 +34,7 @@ export interface ExportRunInput {
   splitBy?: string[];
   /** Count calls planning may make; default 2,000. */
   maxProbes?: number;
-  /** API activities in flight; default 32. */
+  /** API activities in flight; default 64. */
   windowSize?: number;
   apiRetry?: ApiRetryPolicy;
   /** Longest one API activity may run before it is tried again, ms; default 60,000. */

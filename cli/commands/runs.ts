@@ -11,7 +11,7 @@ import { connectClient } from '../../workers/temporal-connection.js';
 import { UsageError } from '../errors.js';
 import { renderSnapshot, snapshotRun } from '../progress.js';
 import { followRun, formatSummary } from '../start-run.js';
-import { formatExportSummary, isExportSummary } from '../export-run.js';
+import { followExport, formatExportSummary, isExportSummary, retryExport } from '../export-run.js';
 
 /** A finished run's summary as text: an enrichment run's, or a search export's. */
 function summaryText(summary: unknown): string {
@@ -178,9 +178,19 @@ export function registerRetryCommand(runs: Command): void {
         }
         const result: unknown = await client.workflow.getHandle(runId).result();
         if (isExportSummary(result)) {
-          throw new UsageError(
-            `run ${runId} is a search export; start the same export again instead: a run that failed resumes from its saved plan`,
-          );
+          const retry = await retryExport(client, config, result);
+          if (!retry) {
+            process.stdout.write(`export ${runId} has no failed pages or posts calls; nothing to retry\n`);
+            return;
+          }
+          process.stderr.write(`retrying ${retry.failures} failed calls of ${runId} as ${retry.retryId}\n`);
+          if (!opts.wait) {
+            process.stdout.write(`${retry.retryId}\n`);
+            return;
+          }
+          const summary = await followExport(client, retry.retryId, { out: process.stderr });
+          process.stdout.write(`${summaryText(summary)}\n`);
+          return;
         }
         const original = result as RunSummary;
         const files = RunFiles.open(storeResolverFor(config), { runId, output: original.request.output });
