@@ -62,6 +62,7 @@ import { registerSandboxRoutes, type SandboxServices } from './http/routes.js';
 import { Autocomplete } from './query/autocomplete.js';
 import { DatasetRecords } from './query/dataset-records.js';
 import { BusinessIndex } from './query/business-index.js';
+import { BusinessKeys } from './query/business-keys.js';
 import { ProspectIndex, RecentRecords } from './query/prospect-index.js';
 import type { SqlParams } from './query/sql.js';
 
@@ -178,6 +179,13 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
   const autocomplete = Autocomplete.build(store);
   const prospects = ProspectIndex.load(store);
   const businessIndex = BusinessIndex.load(store);
+  // Match keys in memory; business match queries the table until they are loaded.
+  const businessKeys = BusinessKeys.load(store);
+  let loadedKeys: BusinessKeys | undefined;
+  businessKeys.then(
+    (keys) => (loadedKeys = keys),
+    (error: unknown) => logger.warn({ err: error }, 'sandbox: match keys not loaded; matching by query'),
+  );
   // Failures surface in the requests that await these; keep them from being unhandled meanwhile.
   for (const loading of [autocomplete, prospects, businessIndex]) loading.catch(() => undefined);
   const keys = new ApiKeyRing(options.apiKeys ?? [{ name: DEV_API_KEY_NAME, key: DEV_API_KEY }]);
@@ -349,7 +357,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
   });
 
   let indexesReady = false;
-  void Promise.all([autocomplete, prospects, businessIndex]).then(
+  void Promise.all([autocomplete, prospects, businessIndex, businessKeys]).then(
     () => (indexesReady = true),
     () => undefined,
   );
@@ -365,6 +373,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     autocomplete,
     prospects,
     businessIndex,
+    matchKeys: () => loadedKeys,
     recentProspects: new RecentRecords(options.prospectCacheBytes ?? 16 * 1024 * 1024),
     clock,
     eventsCondition: async () => {
@@ -406,7 +415,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     for (const request of hanging) request.raw.socket?.destroy();
     records.close();
     await records.settle();
-    await Promise.allSettled([autocomplete, prospects, businessIndex]);
+    await Promise.allSettled([autocomplete, prospects, businessIndex, businessKeys]);
     store.close();
   });
   logger.info(

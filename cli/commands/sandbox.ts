@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { BULK_DATASETS, type BulkDataset } from '../../contract/datasets.js';
 import { compiledValidator } from '../../contract/index.js';
 import { FaultConfigSchema, type FaultConfig } from '../../sandbox/http/faults.js';
 import { Option, type Command } from 'commander';
@@ -25,7 +26,22 @@ interface ServeFlags {
   adminKey?: string;
   eventsPerMinute: string;
   recordCacheMb: string;
+  preload: string;
   faults?: string;
+}
+
+/** `firmographics,technographics` → the bulk datasets named, each checked. */
+function parseDatasets(list: string): BulkDataset[] {
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0);
+  for (const name of names) {
+    if (!(BULK_DATASETS as readonly string[]).includes(name)) {
+      throw new UsageError(`--preload: '${name}' is not a bulk dataset (one of ${BULK_DATASETS.join(', ')})`);
+    }
+  }
+  return names as BulkDataset[];
 }
 
 /** Reads and checks a fault file; the same rules the admin route `PUT /_admin/faults` accepts. */
@@ -80,6 +96,11 @@ export function registerSandboxCommand(program: Command): void {
       ),
     )
     .addOption(new Option('--record-cache-mb <n>', 'memory for bulk-dataset records, MiB').default('192'))
+    .option(
+      '--preload <datasets>',
+      'bulk datasets loaded into that memory at start, comma-separated (others load on first use)',
+      'firmographics',
+    )
     .option('--faults <file>', 'JSON or YAML file of faults active from the start ({ rules: [...], seed })')
     .action(async (flags: ServeFlags) => {
       const logger = createLogger({ name: 'sandbox' });
@@ -108,6 +129,7 @@ export function registerSandboxCommand(program: Command): void {
         ...(flags.adminKey ? { adminKey: flags.adminKey } : {}),
         events: { emitRatePerMinute: count('--events-per-minute', flags.eventsPerMinute, 0) },
         recordCacheBytes: count('--record-cache-mb', flags.recordCacheMb, 0) * 1024 * 1024,
+        preloadDatasets: parseDatasets(flags.preload),
         ...(flags.faults ? { faults: readFaults(flags.faults) } : {}),
         logger,
       });

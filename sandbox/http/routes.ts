@@ -21,6 +21,7 @@ import type { SandboxStore } from '../data/store.js';
 import type { Autocomplete } from '../query/autocomplete.js';
 import type { DatasetRecords } from '../query/dataset-records.js';
 import type { BusinessIndex } from '../query/business-index.js';
+import type { BusinessKeys } from '../query/business-keys.js';
 import type { ProspectIndex, RecentRecords } from '../query/prospect-index.js';
 import {
   businessStats,
@@ -41,6 +42,8 @@ export interface SandboxServices {
   autocomplete: Promise<Autocomplete>;
   prospects: Promise<ProspectIndex>;
   businessIndex: Promise<BusinessIndex>;
+  /** In-memory match keys once loaded (until then, matching queries the table). */
+  matchKeys: () => BusinessKeys | undefined;
   recentProspects: RecentRecords;
   clock: () => number;
   /** Condition on the events table for the business `events` filter, once that table exists. */
@@ -185,7 +188,7 @@ export function registerSandboxRoutes(
 
   serve(app, ROUTES.matchBusinesses, async (request, reply) => {
     const inputs = body<{ businesses_to_match: BusinessMatchInput[] }>(request).businesses_to_match;
-    const ids = await matchBusinesses(store, inputs);
+    const ids = await matchBusinesses(store, inputs, services.matchKeys());
     const matches = ids.filter((id) => id !== null).length;
     return reply.send({
       response_context: responseContext(request, matches === 0 ? 'miss' : 'success'),

@@ -13,9 +13,10 @@ import {
   NETWORK_HOST,
 } from '../data/normalize.js';
 import type { SandboxStore } from '../data/store.js';
+import type { BusinessKeyHit, BusinessKeys } from './business-keys.js';
 import { anyOf, SqlParams } from './sql.js';
 
-interface BusinessKeys {
+interface InputKeys {
   domains: string[];
   slug: string | null;
   name: string | null;
@@ -29,7 +30,7 @@ function domainCandidates(host: string): string[] {
   return out;
 }
 
-function businessKeys(input: BusinessMatchInput): BusinessKeys {
+function businessKeys(input: BusinessMatchInput): InputKeys {
   const domains: string[] = [];
   let slug = input.network_url ? networkSlug(input.network_url, 'company') : null;
   for (const text of [input.domain, input.url]) {
@@ -77,11 +78,38 @@ interface BusinessHit {
   nameNorm: string;
 }
 
+/** Matching from the in-memory keys: the same rules as the query below, without a table scan. */
+function matchFromKeys(
+  store: SandboxStore,
+  index: BusinessKeys,
+  keys: readonly InputKeys[],
+): (string | null)[] {
+  const idOf = (hit: BusinessKeyHit) => store.businessIds[hit.bix] as string;
+  return keys.map((key) => {
+    const anchored = key.domains.length > 0 || key.slug !== null;
+    if (!anchored) {
+      const candidates = key.name ? index.find('name', key.name) : [];
+      return candidates.length === 1 ? idOf(candidates[0] as BusinessKeyHit) : null;
+    }
+    let hit: BusinessKeyHit | undefined;
+    for (const domain of key.domains) {
+      hit = index.find('domain', domain).at(-1);
+      if (hit) break;
+    }
+    if (!hit && key.slug) hit = index.find('slug', key.slug).at(-1);
+    if (!hit) return null;
+    if (key.name && !namesResemble(key.name, hit.nameNorm)) return null;
+    return idOf(hit);
+  });
+}
+
 export async function matchBusinesses(
   store: SandboxStore,
   inputs: readonly BusinessMatchInput[],
+  index?: BusinessKeys,
 ): Promise<(string | null)[]> {
   const keys = inputs.map(businessKeys);
+  if (index) return matchFromKeys(store, index, keys);
   const domains = [...new Set(keys.flatMap((k) => k.domains))];
   const slugs = [...new Set(keys.flatMap((k) => (k.slug ? [k.slug] : [])))];
   const names = [

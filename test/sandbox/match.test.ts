@@ -7,6 +7,8 @@ import { PROSPECT_COLUMNS, prospectBatches } from '../../sandbox/data/prospect-b
 import { generateProspect } from '../../sandbox/data/prospects.js';
 import { employerWeights } from '../../sandbox/data/businesses.js';
 import { seedKey } from '../../sandbox/data/random.js';
+import { BusinessKeys } from '../../sandbox/query/business-keys.js';
+import { matchBusinesses as matchInStore } from '../../sandbox/query/match.js';
 import { call, okBody, startTestSandbox, TEST_WORLD, type TestSandbox } from './support.js';
 
 let sandbox: TestSandbox;
@@ -68,6 +70,33 @@ describe('business match', () => {
       { name: 'Surely Nonexistent Holdings' },
     ]);
     expect(result).toEqual([unique.businessId, null]);
+  });
+});
+
+describe('business match from in-memory keys', () => {
+  it('answers exactly as the table query does, for every kind of input', async () => {
+    const { store } = sandbox.app.sandbox;
+    const keys = await BusinessKeys.load(store);
+    const counts = new Map<string, number>();
+    for (const row of rows) counts.set(row.nameNorm, (counts.get(row.nameNorm) ?? 0) + 1);
+    const inputs = rows.slice(0, 400).flatMap((row, i) => {
+      const other = rows[(i * 37 + 11) % rows.length] as BusinessRow;
+      return [
+        ...(row.domain ? [{ domain: row.domain }, { url: `https://shop.${row.domain}/x` }] : []),
+        { network_url: `https://${row.networkUrl}` },
+        { name: row.name },
+        { name: row.name, domain: other.domain ?? 'none.example' },
+        ...(row.domain ? [{ name: `${row.name} LLC`, domain: `www.${row.domain}` }] : []),
+      ];
+    });
+    inputs.push({ name: 'Surely Nonexistent Holdings' }, { domain: 'no-such.example' });
+    const fromKeys = await matchInStore(store, inputs, keys);
+    const fromQuery = await matchInStore(store, inputs);
+    expect(fromKeys).toEqual(fromQuery);
+    // The sample covers matches, misses, and names shared by several businesses (no match by name alone).
+    expect(fromKeys.filter((id) => id !== null).length).toBeGreaterThan(1000);
+    expect(fromKeys.filter((id) => id === null).length).toBeGreaterThan(100);
+    expect(rows.slice(0, 400).some((row) => (counts.get(row.nameNorm) ?? 0) > 1)).toBe(true);
   });
 });
 
