@@ -18,6 +18,15 @@ export class JobSpecError extends Error {
 }
 
 const JOB_NAME = '^[a-z0-9][a-z0-9._-]{0,62}$';
+const MAX_AGE = '^[0-9]+(s|m|h|d)$';
+
+/** `30d` → milliseconds; the units are seconds, minutes, hours and days. */
+export function parseMaxAge(text: string): number {
+  const match = /^([0-9]+)(s|m|h|d)$/.exec(text.trim());
+  if (!match) throw new RangeError(`max age "${text}": expected a number and a unit, e.g. 30d, 12h, 90m`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
 
 export const JobSpecSchema = Type.Object(
   {
@@ -49,6 +58,10 @@ export const JobSpecSchema = Type.Object(
     parameters: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
     run_key: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
     window_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+    /** Stop starting batches once this many calls were made; the run ends "stopped at budget", resumable. */
+    max_calls: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Incremental: enrich only ids new to the output's freshness ledger or older than this (`30d`, `12h`). */
+    max_age: Type.Optional(Type.String({ pattern: MAX_AGE })),
     api_retry: Type.Optional(
       Type.Object(
         {
@@ -157,6 +170,8 @@ export function toRunInput(spec: JobSpec, runKey: string): EnrichRunInput {
     datasets: spec.datasets as EnrichDataset[],
     ...(spec.parameters ? { parameters: spec.parameters } : {}),
     ...(spec.window_size ? { windowSize: spec.window_size } : {}),
+    ...(spec.max_calls ? { maxCalls: spec.max_calls } : {}),
+    ...(spec.max_age ? { maxAgeMs: parseMaxAge(spec.max_age) } : {}),
     ...(spec.api_retry
       ? {
           apiRetry: {

@@ -279,6 +279,15 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
       }
       case 'rate_limit':
         return sendRateLimited(reply, fault.retryAfterSeconds ?? 1);
+      case 'no_credits':
+        return sendJson(
+          reply,
+          JSON.stringify({
+            details: 'You have insufficient credits to perform this operation. Injected fault.',
+            correlation_id: request.id,
+          }),
+          403,
+        );
       case 'hang':
         // No answer, ever: the socket stays open until the client gives up or the app closes.
         hanging.add(request);

@@ -35,6 +35,16 @@ export interface EnrichRunInput {
   windowSize?: number;
   /** How calls to the service are retried; defaults suit a production service. */
   apiRetry?: ApiRetryPolicy;
+  /**
+   * Calls the run may make (matching included); past it no new batch starts and the run ends
+   * "stopped at budget", resumable with `runs retry`.
+   */
+  maxCalls?: number;
+  /**
+   * Incremental run: ids the output's freshness ledger saw for a dataset less than this long ago (ms)
+   * are skipped for that dataset.
+   */
+  maxAgeMs?: number;
 }
 
 export interface ApiRetryPolicy {

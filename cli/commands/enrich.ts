@@ -23,6 +23,8 @@ interface EnrichFlags extends RunFlags {
   delimiter?: string;
   runKey?: string;
   window?: number;
+  maxCalls?: number;
+  maxAge?: string;
 }
 
 async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
@@ -95,6 +97,15 @@ export function registerEnrichCommands(program: Command): void {
     .option('--delimiter <char>', 'CSV delimiter (default: detected)')
     .option('--run-key <key>', 'run key (default: a hash of the job and the input file); same key, same run')
     .option('--window <n>', 'batch calls in flight per dataset', (v) => Number(v))
+    .option(
+      '--max-calls <n>',
+      'call budget: no new batch starts past it; the run ends "stopped at budget" and `runs retry` resumes it',
+      (v) => Number(v),
+    )
+    .option(
+      '--max-age <age>',
+      'incremental: skip ids enriched into this output less than this long ago (30d, 12h, 90m)',
+    )
     .option('--no-wait', 'print the run id and return instead of following the run')
     .option('--json', 'print the summary as JSON', false)
     .action(async (opts: EnrichFlags) => {
@@ -114,6 +125,8 @@ export function registerEnrichCommands(program: Command): void {
         ...(opts.parameters ? { parameters: readParameters(opts.parameters) } : {}),
         ...(opts.runKey ? { run_key: opts.runKey } : {}),
         ...(opts.window !== undefined ? { window_size: opts.window } : {}),
+        ...(opts.maxCalls !== undefined ? { max_calls: opts.maxCalls } : {}),
+        ...(opts.maxAge !== undefined ? { max_age: opts.maxAge } : {}),
       };
       await launch(validateJobSpec(raw, 'the command line'), opts);
     });

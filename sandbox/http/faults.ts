@@ -2,7 +2,9 @@
 // an answer, and bodies cut short or made unparseable. Rules select endpoints by operationId or path
 // (with `*` wildcards) and fire on every match, on the next N matches (`count`), or with a probability
 // drawn from a seeded stream, so tests see the same sequence every run. A `reject` rule answers 422, as
-// the service does for a value it refuses, for requests whose body contains a given text (an id).
+// the service does for a value it refuses, for requests whose body contains a given text (an id). A
+// `no_credits` rule answers 403 with the service's insufficient-credits body, as an exhausted key gets;
+// removing the rule is the sandbox's way of topping the credits up.
 import { Type, type Static } from 'typebox';
 import { SeededRandom, hashString } from '../data/random.js';
 
@@ -14,6 +16,7 @@ export const FAULT_KINDS = [
   'truncate',
   'malformed',
   'reject',
+  'no_credits',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
