@@ -14,6 +14,7 @@ const USER_FACING = new Set([
   'PortInUseError',
   'StackStartError',
   'InputFileError',
+  'PriceTableError',
   'JobSpecError',
   'AuthError',
 ]);

@@ -33,6 +33,8 @@ export interface EnrichflowConfig {
     ratePerMinute: number;
     timeoutMs: number;
   };
+  /** Price table file for dry-run credit estimates (`ENRICHFLOW_PRICE_TABLE`); built-in prices when unset. */
+  pricing: { tableFile: string | undefined };
   s3: {
     endpoint: string | undefined;
     region: string;
@@ -205,6 +207,7 @@ export function loadConfig(options: LoadConfigOptions = {}): EnrichflowConfig {
       ratePerMinute: num('ENRICHFLOW_API_RATE_PER_MINUTE'),
       timeoutMs: num('ENRICHFLOW_API_TIMEOUT_MS'),
     },
+    pricing: { tableFile: opt('ENRICHFLOW_PRICE_TABLE') },
     s3: {
       endpoint: opt('ENRICHFLOW_S3_ENDPOINT'),
       region: str('ENRICHFLOW_S3_REGION'),

@@ -92,6 +92,12 @@ export const SETTINGS = [
     description: 'Per-call timeout for Data Service requests, in milliseconds.',
   },
   {
+    env: 'ENRICHFLOW_PRICE_TABLE',
+    type: 'string',
+    description:
+      'YAML or JSON file of credits per returned record per dataset (`default`, `match`, dataset names) for `--dry-run` estimates; 1 per record and 0 for match when unset. `--prices` overrides it.',
+  },
+  {
     env: 'ENRICHFLOW_S3_ENDPOINT',
     type: 'url',
     description: 'S3 endpoint for an S3-compatible store; unset for AWS.',

@@ -4,12 +4,15 @@ import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../config/index.js';
 import { readJobSpecFile, validateJobSpec, type JobSpec } from '../../jobs/job-spec.js';
 import { connectClient } from '../../workers/temporal-connection.js';
+import { formatDryRun, planDryRun } from '../dry-run.js';
 import { UsageError } from '../errors.js';
 import { followRun, formatSummary, startRun } from '../start-run.js';
 
 interface RunFlags {
   wait: boolean;
   json: boolean;
+  dryRun?: boolean;
+  prices?: string;
 }
 
 interface EnrichFlags extends RunFlags {
@@ -29,6 +32,13 @@ interface EnrichFlags extends RunFlags {
 
 async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
   const config = loadConfig();
+  if (flags.dryRun) {
+    // The plan only: no Temporal connection, no call to the Data Service.
+    const plan = await planDryRun(spec, { config, ...(flags.prices ? { pricesFile: flags.prices } : {}) });
+    process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatDryRun(plan)}\n`);
+    return;
+  }
+  if (flags.prices) throw new UsageError('--prices only applies with --dry-run');
   const client = await connectClient(config.temporal);
   try {
     const { runId, started } = await startRun(client, config, spec);
@@ -71,6 +81,13 @@ function readParameters(file: string): unknown {
   }
 }
 
+const DRY_RUN_FLAG = '--dry-run';
+const DRY_RUN_HELP =
+  'print the plan (rows, rejects, unique keys, calls and estimated credits per dataset) and stop; calls neither the service nor Temporal';
+const PRICES_FLAG = '--prices <file>';
+const PRICES_HELP =
+  'with --dry-run: YAML/JSON price table, credits per returned record per dataset (default: ENRICHFLOW_PRICE_TABLE, else 1 per record, match free)';
+
 export function registerEnrichCommands(program: Command): void {
   program
     .command('enrich')
@@ -106,6 +123,8 @@ export function registerEnrichCommands(program: Command): void {
       '--max-age <age>',
       'incremental: skip ids enriched into this output less than this long ago (30d, 12h, 90m)',
     )
+    .option(DRY_RUN_FLAG, DRY_RUN_HELP)
+    .option(PRICES_FLAG, PRICES_HELP)
     .option('--no-wait', 'print the run id and return instead of following the run')
     .option('--json', 'print the summary as JSON', false)
     .action(async (opts: EnrichFlags) => {
@@ -135,6 +154,8 @@ export function registerEnrichCommands(program: Command): void {
     .command('run')
     .description('Run the job described by a job spec file (YAML or JSON), as schedules do')
     .argument('<job-file>', 'job spec file')
+    .option(DRY_RUN_FLAG, DRY_RUN_HELP)
+    .option(PRICES_FLAG, PRICES_HELP)
     .option('--no-wait', 'print the run id and return instead of following the run')
     .option('--json', 'print the summary as JSON', false)
     .action(async (file: string, opts: RunFlags) => {

@@ -1,0 +1,204 @@
+// `enrich --dry-run` / `run job.yaml --dry-run`: the plan of a run without making it. The input is read
+// by the run's own planner (`planInput`: the same reader, column mapping, normalisation, rejects and
+// de-duplication a run does) in a throw-away DuckDB session under the temp folder, and the calls per
+// stage follow from the run's own batch sizes. Neither the Data Service nor Temporal is contacted.
+import type { EnrichflowConfig } from '../config/index.js';
+import { withDuckDb } from '../activities/duckdb-session.js';
+import { planInput } from '../activities/plan-input.js';
+import { BATCH_SIZE, stageBatching } from '../activities/run-layout.js';
+import { jobNameOf, type JobSpec } from '../jobs/job-spec.js';
+import { defaultPriceTable, readPriceTableFile, type PriceTable } from '../jobs/prices.js';
+import { openObjectStore } from '../storage/open-store.js';
+import type { S3ConnectionOptions } from '../storage/s3-store.js';
+import type { EnrichDataset } from '../workflows/types.js';
+
+export interface DryRunStage {
+  stage: 'match' | EnrichDataset;
+  /** Ids (or match keys) the stage sends: exact for match and for provided ids, else an upper bound. */
+  items: number;
+  /** Items per call: 50, or 1 for company_hierarchies. */
+  batchSize: number;
+  calls: number;
+  /** True when `calls` is exact; false when it is an upper bound (ids come from matching). */
+  exact: boolean;
+  creditsPerRecord: number;
+  /** Upper bound: every item returns a record. */
+  maxCredits: number;
+}
+
+export interface DryRunPlan {
+  dryRun: true;
+  job: string;
+  input: string;
+  output: string;
+  inputRows: number;
+  rejectedRows: number;
+  /** Distinct match keys, or distinct business ids when the input carries them. */
+  uniqueKeys: number;
+  idsProvided: boolean;
+  stages: DryRunStage[];
+  /** Calls of every stage; exact when every stage is exact, else an upper bound. */
+  maxCalls: number;
+  maxCredits: number;
+  prices: { source: string };
+  budget?: { maxCalls: number; fits: boolean };
+  maxAge?: string;
+  notes: string[];
+}
+
+export interface DryRunOptions {
+  config: EnrichflowConfig;
+  /** `--prices <file>`; else `ENRICHFLOW_PRICE_TABLE`; else the built-in prices. */
+  pricesFile?: string;
+}
+
+/** The price table a dry run uses, by precedence: the flag, the setting, the defaults. */
+export function loadPrices(config: EnrichflowConfig, pricesFile?: string): PriceTable {
+  const file = pricesFile ?? config.pricing.tableFile;
+  return file ? readPriceTableFile(file) : defaultPriceTable();
+}
+
+function s3Options(config: EnrichflowConfig): S3ConnectionOptions {
+  return {
+    region: config.s3.region,
+    forcePathStyle: config.s3.forcePathStyle,
+    ...(config.s3.endpoint ? { endpoint: config.s3.endpoint } : {}),
+    ...(config.s3.accessKeyId && config.s3.secretAccessKey
+      ? { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey }
+      : {}),
+  };
+}
+
+export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise<DryRunPlan> {
+  const { config } = options;
+  // Prices first: a bad price file fails before the input is read.
+  const prices = loadPrices(config, options.pricesFile);
+  const source = openObjectStore(spec.input.location, { s3: s3Options(config) });
+  const planned = await withDuckDb(
+    { ...(config.workDir ? { workDir: config.workDir } : {}) },
+    (connection, scratch) =>
+      planInput(
+        connection,
+        { store: source.store, key: source.prefix },
+        {
+          location: spec.input.location,
+          ...(spec.input.format ? { format: spec.input.format } : {}),
+          ...(spec.input.delimiter ? { delimiter: spec.input.delimiter } : {}),
+          ...(spec.input.columns ? { columns: spec.input.columns } : {}),
+        },
+        { tempDir: scratch },
+      ),
+  );
+  const calls = (items: number, batchSize: number) => Math.ceil(items / batchSize);
+  const stages: DryRunStage[] = [];
+  if (!planned.idsProvided) {
+    stages.push({
+      stage: 'match',
+      items: planned.uniqueKeys,
+      batchSize: BATCH_SIZE,
+      calls: calls(planned.uniqueKeys, BATCH_SIZE),
+      exact: true,
+      creditsPerRecord: prices.match,
+      maxCredits: planned.uniqueKeys * prices.match,
+    });
+  }
+  // Each match key resolves to at most one id, so the distinct ids are at most the distinct keys.
+  for (const dataset of spec.datasets as EnrichDataset[]) {
+    const { batchSize } = stageBatching(dataset);
+    const price = prices.datasets[dataset];
+    stages.push({
+      stage: dataset,
+      items: planned.uniqueKeys,
+      batchSize,
+      calls: calls(planned.uniqueKeys, batchSize),
+      exact: planned.idsProvided,
+      creditsPerRecord: price,
+      maxCredits: planned.uniqueKeys * price,
+    });
+  }
+  const maxCalls = stages.reduce((sum, s) => sum + s.calls, 0);
+  const maxCredits = stages.reduce((sum, s) => sum + s.maxCredits, 0);
+  const notes = [
+    'Credits are an upper bound: the service bills only returned records (errors and empty results are not billed); the estimate counts every id as found.',
+  ];
+  if (!planned.idsProvided) {
+    notes.push(
+      'Dataset calls are at most: ids come from matching, and unmatched keys or keys matching the same business need fewer.',
+    );
+  }
+  const budget =
+    spec.max_calls !== undefined ? { maxCalls: spec.max_calls, fits: maxCalls <= spec.max_calls } : undefined;
+  if (budget && !budget.fits) {
+    notes.push(
+      `The plan may need up to ${maxCalls} calls, over the budget of ${budget.maxCalls}: the run would stop at budget after ${budget.maxCalls} calls; \`enrichflow runs retry\` resumes it.`,
+    );
+  }
+  if (spec.max_age) {
+    notes.push(
+      `Incremental run (max_age ${spec.max_age}): ids the output's freshness ledger saw less than ${spec.max_age} ago are skipped, so the run may call less than planned; the dry run does not read the ledger.`,
+    );
+  }
+  return {
+    dryRun: true,
+    job: jobNameOf(spec),
+    input: spec.input.location,
+    output: spec.output,
+    inputRows: planned.inputRows,
+    rejectedRows: planned.rejectedRows,
+    uniqueKeys: planned.uniqueKeys,
+    idsProvided: planned.idsProvided,
+    stages,
+    maxCalls,
+    maxCredits,
+    prices: { source: prices.source },
+    ...(budget ? { budget } : {}),
+    ...(spec.max_age ? { maxAge: spec.max_age } : {}),
+    notes,
+  };
+}
+
+const fmt = (n: number) => (Number.isInteger(n) ? n.toLocaleString('en-US') : String(n));
+
+/** The plan as text for a terminal. */
+export function formatDryRun(plan: DryRunPlan): string {
+  const allExact = plan.stages.every((s) => s.exact);
+  const lines = [
+    `Dry run of job ${plan.job}: nothing was called, nothing was written.`,
+    `  input        ${plan.input}`,
+    `  output       ${plan.output}`,
+    `  input rows   ${fmt(plan.inputRows)}`,
+    `  rejected     ${fmt(plan.rejectedRows)}`,
+    plan.idsProvided
+      ? `  business ids ${fmt(plan.uniqueKeys)} unique (provided in the input; no match step)`
+      : `  match keys   ${fmt(plan.uniqueKeys)} unique`,
+    '',
+  ];
+  const header = ['stage', 'ids', 'per call', 'calls', 'credits/record', 'credits (at most)'];
+  const rows = plan.stages.map((s) => [
+    s.stage,
+    `${s.exact ? '' : '≤ '}${fmt(s.items)}`,
+    fmt(s.batchSize),
+    `${s.exact ? '' : '≤ '}${fmt(s.calls)}`,
+    fmt(s.creditsPerRecord),
+    fmt(s.maxCredits),
+  ]);
+  rows.push(['total', '', '', `${allExact ? '' : '≤ '}${fmt(plan.maxCalls)}`, '', fmt(plan.maxCredits)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    '  ' +
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  lines.push(line(header), ...rows.map(line), '');
+  lines.push(`Prices: ${plan.prices.source}.`);
+  if (plan.budget) {
+    lines.push(
+      plan.budget.fits
+        ? `Budget: max_calls ${fmt(plan.budget.maxCalls)}; the plan fits (at most ${fmt(plan.maxCalls)} calls).`
+        : `Budget: max_calls ${fmt(plan.budget.maxCalls)}; the plan does NOT fit (up to ${fmt(plan.maxCalls)} calls).`,
+    );
+  }
+  for (const note of plan.notes) lines.push(`- ${note}`);
+  return lines.join('\n');
+}
