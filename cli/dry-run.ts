@@ -69,6 +69,9 @@ function s3Options(config: EnrichflowConfig): S3ConnectionOptions {
   };
 }
 
+/** Credits without floating-point noise (0.1 × 120 is 12, not 12.000000000000002). */
+const credits = (n: number) => Math.round(n * 1e6) / 1e6;
+
 export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise<DryRunPlan> {
   const { config } = options;
   // Prices first: a bad price file fails before the input is read.
@@ -99,7 +102,7 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
       calls: calls(planned.uniqueKeys, BATCH_SIZE),
       exact: true,
       creditsPerRecord: prices.match,
-      maxCredits: planned.uniqueKeys * prices.match,
+      maxCredits: credits(planned.uniqueKeys * prices.match),
     });
   }
   // Each match key resolves to at most one id, so the distinct ids are at most the distinct keys.
@@ -113,11 +116,11 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
       calls: calls(planned.uniqueKeys, batchSize),
       exact: planned.idsProvided,
       creditsPerRecord: price,
-      maxCredits: planned.uniqueKeys * price,
+      maxCredits: credits(planned.uniqueKeys * price),
     });
   }
   const maxCalls = stages.reduce((sum, s) => sum + s.calls, 0);
-  const maxCredits = stages.reduce((sum, s) => sum + s.maxCredits, 0);
+  const maxCredits = credits(stages.reduce((sum, s) => sum + s.maxCredits, 0));
   const notes = [
     'Credits are an upper bound: the service bills only returned records (errors and empty results are not billed); the estimate counts every id as found.',
   ];
