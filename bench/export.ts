@@ -35,6 +35,8 @@ const { values: args } = parseArgs({
     'bundle-at-start': { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    // A file the worker appends its memory breakdown to every second (V8 heap, buffers, RSS).
+    'memory-log': { type: 'string' },
   },
 });
 const prospects = Number(args.prospects);
@@ -182,7 +184,15 @@ try {
       logger: { ...console, trace() {}, debug() {}, info() {}, warn() {} },
     });
     writeFileSync(bundle, code);
-    worker = tsxProcess(['test/export/worker-process.ts'], { ...env, WORKFLOW_BUNDLE: bundle }, heapFlags);
+    worker = tsxProcess(
+      ['test/export/worker-process.ts'],
+      {
+        ...env,
+        WORKFLOW_BUNDLE: bundle,
+        ...(args['memory-log'] ? { WORKER_MEMORY_LOG: path.resolve(args['memory-log']) } : {}),
+      },
+      heapFlags,
+    );
   }
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
