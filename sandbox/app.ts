@@ -63,7 +63,7 @@ import { Autocomplete } from './query/autocomplete.js';
 import { DatasetRecords } from './query/dataset-records.js';
 import { BusinessIndex } from './query/business-index.js';
 import { BusinessKeys } from './query/business-keys.js';
-import { ProspectIndex, RecentRecords } from './query/prospect-index.js';
+import { ProspectIndex, RecentRecords, SearchTotals } from './query/prospect-index.js';
 import type { SqlParams } from './query/sql.js';
 
 export const DEFAULT_SEED = 'enrichflow';
@@ -384,6 +384,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     businessIndex,
     matchKeys: () => loadedKeys,
     recentProspects: new RecentRecords(options.prospectCacheBytes ?? 16 * 1024 * 1024),
+    prospectTotals: new SearchTotals(),
     clock,
     eventsCondition: async () => {
       if (hasEventsTable !== true) {

@@ -22,7 +22,7 @@ import type { Autocomplete } from '../query/autocomplete.js';
 import type { DatasetRecords } from '../query/dataset-records.js';
 import type { BusinessIndex } from '../query/business-index.js';
 import type { BusinessKeys } from '../query/business-keys.js';
-import type { ProspectIndex, RecentRecords } from '../query/prospect-index.js';
+import type { ProspectIndex, RecentRecords, SearchTotals } from '../query/prospect-index.js';
 import {
   businessStats,
   fetchBusinesses,
@@ -45,6 +45,8 @@ export interface SandboxServices {
   /** In-memory match keys once loaded (until then, matching queries the table). */
   matchKeys: () => BusinessKeys | undefined;
   recentProspects: RecentRecords;
+  /** Totals of recent prospect searches, so later pages of a query skip the count. */
+  prospectTotals: SearchTotals;
   clock: () => number;
   /** Condition on the events table for the business `events` filter, once that table exists. */
   eventsCondition: () => Promise<EventsCondition | undefined>;
@@ -265,7 +267,14 @@ export function registerSandboxRoutes(
     >(request);
     const [prospectIndex, businessIndex] = await Promise.all([services.prospects, services.businessIndex]);
     return runFetch(reply, request, () =>
-      fetchProspects(store, prospectIndex, businessIndex, services.recentProspects, request_),
+      fetchProspects(
+        store,
+        prospectIndex,
+        businessIndex,
+        services.recentProspects,
+        services.prospectTotals,
+        request_,
+      ),
     );
   });
 

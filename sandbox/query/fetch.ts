@@ -10,7 +10,12 @@ import {
   prospectSearchBase,
   type EventsCondition,
 } from './filters.js';
-import type { ProspectIndex, ProspectSearch, RecentRecords } from './prospect-index.js';
+import {
+  SearchTotals,
+  type ProspectIndex,
+  type ProspectSearch,
+  type RecentRecords,
+} from './prospect-index.js';
 import {
   encodeCursor,
   offsetTotals,
@@ -137,6 +142,7 @@ export async function fetchProspects(
   index: ProspectIndex,
   businessIndex: BusinessIndex,
   recent: RecentRecords,
+  totals: SearchTotals,
   request: FetchRequest<ProspectFilters>,
 ): Promise<FetchResult> {
   const fingerprint = queryFingerprint([
@@ -186,7 +192,9 @@ export async function fetchProspects(
     plan.mode === 'offset'
       ? { offset: plan.offset, limit: plan.limit }
       : { after: plan.after, limit: plan.limit + 1 };
-  const { total, page } = index.search(search, window);
+  const totalsKey = SearchTotals.key(search);
+  const { total, page } = index.search(search, window, totals.get(totalsKey));
+  totals.set(totalsKey, total);
   const wanted = plan.mode === 'cursor' ? page.slice(0, plan.limit) : page;
   const found = new Map<number, string>();
   const missing: number[] = [];
@@ -196,11 +204,10 @@ export async function fetchProspects(
     else found.set(pix, cached);
   }
   if (missing.length > 0) {
-    const recordParams = new SqlParams();
-    // The range bound lets the scan skip row groups (zone maps); the list picks the rows.
+    // An index scan on `prospects_pix` (unique index on the key) fetches just these rows; the keys are
+    // integers the search produced, written into the statement as they are.
     const rows = await store.query(
-      `SELECT pix, record_json FROM prospects WHERE pix BETWEEN ${missing[0]} AND ${missing[missing.length - 1]} AND pix IN ${recordParams.list(missing)}`,
-      recordParams.values,
+      `SELECT pix, record_json FROM prospects WHERE pix IN (${missing.map((pix) => String(Math.trunc(pix))).join(', ')})`,
     );
     for (const row of rows) {
       const pix = Number(row.pix);

@@ -1,6 +1,7 @@
 // The prospect columns that filters read, held in typed arrays (about 14 bytes per prospect): a fetch
 // scans them in prospect order in a few milliseconds and asks the database only for the page's records.
 // Titles, regions and employers are compared through masks computed once per query.
+import { createHash } from 'node:crypto';
 import type { SandboxStore } from '../data/store.js';
 
 /** What a prospect must satisfy; a null mask or range means "any". */
@@ -62,6 +63,47 @@ export class RecentRecords {
   }
 }
 
+/**
+ * Totals of recent searches, by a digest of their masks: the data never changes while serving, so the
+ * next page of a query (or the same query with its values in another order) skips counting the rest.
+ */
+export class SearchTotals {
+  private readonly totals = new Map<string, number>();
+
+  constructor(private readonly capacity = 1024) {}
+
+  static key(search: ProspectSearch): string {
+    const hash = createHash('sha1');
+    for (const mask of [search.titles, search.regions, search.employers]) {
+      hash.update(mask === null ? 'any' : `${mask.length}:`);
+      if (mask !== null) hash.update(mask);
+    }
+    hash.update(
+      JSON.stringify([
+        search.flagsSet,
+        search.flagsClear,
+        search.totalMonths.map(String),
+        search.currentMonths.map(String),
+        search.excluded === null ? null : [...search.excluded].sort((a, b) => a - b),
+      ]),
+    );
+    return hash.digest('base64url');
+  }
+
+  get(key: string): number | undefined {
+    return this.totals.get(key);
+  }
+
+  set(key: string, total: number): void {
+    this.totals.delete(key);
+    this.totals.set(key, total);
+    for (const oldest of this.totals.keys()) {
+      if (this.totals.size <= this.capacity) break;
+      this.totals.delete(oldest);
+    }
+  }
+}
+
 export class ProspectIndex {
   private constructor(
     readonly size: number,
@@ -107,8 +149,11 @@ export class ProspectIndex {
     return new ProspectIndex(size, bix, title, region, flags, total, current);
   }
 
-  /** Counts the matching prospects and returns the page of them the window selects, in pix order. */
-  search(search: ProspectSearch, window: PageWindow): SearchResult {
+  /**
+   * Counts the matching prospects and returns the page of them the window selects, in pix order. With
+   * `knownTotal` (the count of an earlier search with the same masks) the scan stops at the page's end.
+   */
+  search(search: ProspectSearch, window: PageWindow, knownTotal?: number): SearchResult {
     const { titles, regions, employers, flagsSet, flagsClear, excluded } = search;
     const [totalLow, totalHigh] = search.totalMonths;
     const [currentLow, currentHigh] = search.currentMonths;
@@ -134,9 +179,12 @@ export class ProspectIndex {
         if (t < totalLow || t > totalHigh || c < currentLow || c > currentHigh) continue;
       }
       if (excluded !== null && excluded.has(p)) continue;
-      if (p > after && count >= offset && page.length < limit) page.push(p);
+      if (p > after && count >= offset && page.length < limit) {
+        page.push(p);
+        if (knownTotal !== undefined && page.length === limit) return { total: knownTotal, page };
+      }
       count += 1;
     }
-    return { total: count, page };
+    return { total: knownTotal ?? count, page };
   }
 }
