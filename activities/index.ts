@@ -546,7 +546,13 @@ export function createActivities(deps: ActivityDeps) {
       const tables = [...input.datasetTables, matches, rejects, failuresTable];
       const finishedAt = new Date().toISOString();
       const failedBatches = failuresTable.rows;
-      const status: RunSummary['status'] = failedBatches > 0 ? 'completed_with_failures' : 'completed';
+      const unstartedBatches = input.stages.reduce((sum, s) => sum + (s.unstarted?.batches ?? 0), 0);
+      const status: RunSummary['status'] =
+        unstartedBatches > 0
+          ? 'stopped_at_budget'
+          : failedBatches > 0
+            ? 'completed_with_failures'
+            : 'completed';
       const manifest = {
         manifest_version: 1,
         run_id: run.runId,
@@ -566,12 +572,16 @@ export function createActivities(deps: ActivityDeps) {
           unmatched_rows: input.enrichPlan.unmatchedRows,
           unique_business_ids: input.enrichPlan.uniqueIds,
           failed_batches: failedBatches,
+          unstarted_batches: unstartedBatches,
+          calls: input.stages.reduce((sum, s) => sum + s.calls, 0),
         },
+        ...(input.request.maxCalls !== undefined ? { max_calls: input.request.maxCalls } : {}),
         stages: input.stages.map((s) => ({
           stage: s.stage,
           batches: s.totalBatches,
           done_batches: s.doneBatches,
           failed_batches: s.failedBatches,
+          unstarted_batches: s.unstarted?.batches ?? 0,
           records: s.records,
           misses: s.misses,
           calls: s.calls,
@@ -606,8 +616,10 @@ export function createActivities(deps: ActivityDeps) {
       await files.store.put(files.key(runLayout.report), renderRunReport(manifest, { rejectReasons }), {
         contentType: 'text/markdown; charset=utf-8',
       });
-      await files.putJson(runLayout.success, { run_id: run.runId, finished_at: finishedAt });
-      logger.info({ runId: run.runId, status, failedBatches }, 'committed run');
+      // A run stopped at budget is incomplete: no `_SUCCESS` until a resume finishes it.
+      if (status === 'stopped_at_budget') await files.store.delete(files.key(runLayout.success));
+      else await files.putJson(runLayout.success, { run_id: run.runId, finished_at: finishedAt });
+      logger.info({ runId: run.runId, status, failedBatches, unstartedBatches }, 'committed run');
       return summary;
     },
   };
@@ -623,7 +635,7 @@ export function createActivities(deps: ActivityDeps) {
     const existing = await files.list(`_work/plan/ids-${batchSize}/`);
     const local = await downloadAll(files, existing, path.join(scratch, `ids-${batchSize}`));
     const known = local.length
-      ? `SELECT unnest(unnest(json_transform(json, '["VARCHAR"]')::VARCHAR[][])) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
+      ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
       : `SELECT NULL::VARCHAR AS business_id WHERE false`;
     await connection.run(`CREATE OR REPLACE TABLE known_ids AS ${known}`);
     const [old] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM known_ids');

@@ -48,9 +48,10 @@ function tsxProcess(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   return child;
 }
 
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
+async function waitFor(url: string, timeoutMs: number, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`${url}: the process exited (${child.exitCode})`);
     try {
       if ((await fetch(url)).ok) return;
     } catch {
@@ -121,7 +122,7 @@ try {
   const sandboxPort = await freePort();
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const t0 = Date.now();
-  tsxProcess(
+  const sandbox = tsxProcess(
     [
       'bin/enrichflow-src.ts',
       'sandbox',
@@ -149,7 +150,7 @@ try {
     ],
     { LOG_LEVEL: 'warn' },
   );
-  await waitFor(`${sandboxUrl}/healthcheck/http`, 600_000);
+  await waitFor(`${sandboxUrl}/healthcheck/http`, 600_000, sandbox);
   await waitForSandboxWarm(sandboxUrl, 300_000);
   console.log(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (indexes and datasets loaded)`);
   await admin(sandboxUrl, 'PUT', 'faults', { rules: [{ match: '/v1/*', kind: 'latency', latencyMs }] });

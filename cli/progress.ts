@@ -43,7 +43,10 @@ export function renderStage(p: StageProgress, now = Date.now(), width = 24): str
   const rate = (p.calls / elapsed) * 1000;
   const remaining = done > 0 && done < total ? (elapsed / done) * (total - done) : 0;
   const eta = done >= total ? 'done' : done > 0 ? `ETA ${duration(remaining)}` : 'starting';
-  const failed = p.failedBatches ? `  ${p.failedBatches} failed` : '';
+  const failed =
+    (p.failedBatches ? `  ${p.failedBatches} failed` : '') +
+    (p.budget !== undefined ? `  budget ${p.calls}/${p.budget} calls` : '') +
+    (p.paused ? '  paused' : '');
   return (
     `  ${p.stage.padEnd(30)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%` +
     `  ${done}/${p.totalBatches} batches  ${p.records} records  ${rate.toFixed(1)} calls/s  ${eta}${failed}`
@@ -64,5 +67,11 @@ export function renderSnapshot(snapshot: RunSnapshot, now = Date.now()): string[
     );
   }
   for (const stage of snapshot.stages) lines.push(renderStage(stage, now));
+  if (run.paused) {
+    lines.push(
+      `  PAUSED at ${run.paused.stage} for ${duration(now - run.paused.since)}: ${run.paused.reason}`,
+      `  top up the key's credits, then: enrichflow runs resume ${run.runId}`,
+    );
+  }
   return lines;
 }

@@ -104,7 +104,7 @@ export function formatSummary(summary: RunSummary): string {
   ];
   for (const stage of summary.stages) {
     lines.push(
-      `  ${stage.stage.padEnd(30)} ${stage.records} records, ${stage.misses} misses, ${stage.calls} calls, ${stage.failedBatches} failed batches`,
+      `  ${stage.stage.padEnd(30)} ${stage.records} records, ${stage.misses} misses, ${stage.calls} calls, ${stage.failedBatches} failed batches${stage.unstarted ? `, ${stage.unstarted.batches} not started` : ''}`,
     );
   }
   lines.push(`  output: ${summary.outputPrefix}`);
@@ -114,6 +114,12 @@ export function formatSummary(summary: RunSummary): string {
     );
   }
   lines.push(`    manifest: ${summary.outputPrefix}${summary.manifestKey}`);
+  if (summary.status === 'stopped_at_budget') {
+    const calls = summary.stages.reduce((sum, s) => sum + s.calls, 0);
+    lines.push(
+      `  stopped at budget after ${calls} calls (max ${summary.request.maxCalls ?? '?'}): no _SUCCESS yet; go on with: enrichflow runs retry ${summary.runId} [--max-calls N]`,
+    );
+  }
   if (summary.failedBatches > 0) {
     lines.push(
       `  ${summary.failedBatches} batches failed; see the failures table, and re-run them with: enrichflow runs retry ${summary.runId}`,

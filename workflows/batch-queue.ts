@@ -51,6 +51,16 @@ export class BatchQueue {
     return true;
   }
 
+  /** Puts a batch back at the front, to be taken again first (after a pause for credits). */
+  requeue(ref: BatchRef): void {
+    this.splits.unshift(ref);
+  }
+
+  /** Batches not handed out yet: plan batches left plus queued sub-ranges. */
+  remaining(): number {
+    return this.splits.length + Math.max(0, this.totalBatches - this.next);
+  }
+
   snapshot(): BatchQueueState {
     return { next: this.next, splits: [...this.splits] };
   }

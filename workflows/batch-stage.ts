@@ -7,6 +7,8 @@ import {
   condition,
   continueAsNew,
   defineQuery,
+  defineSignal,
+  getExternalWorkflowHandle,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -22,9 +24,10 @@ import type {
   RunLocation,
   StagePlan,
   StageProgress,
+  StageName,
   StageResult,
 } from './types.js';
-import { QUERY_PROGRESS } from './types.js';
+import { QUERY_PROGRESS, SIGNAL_RESUME, SIGNAL_STAGE_PAUSED } from './types.js';
 
 /**
  * Error types that retrying cannot fix: a bad key, no credits, a request the service rejects, or a
@@ -41,7 +44,9 @@ export const NON_RETRYABLE_API_ERRORS = [
 ];
 
 /** Errors that stop the whole run instead of being recorded per batch. */
-const FATAL_ERRORS = new Set(['AuthError', 'InsufficientCreditsError']);
+const FATAL_ERRORS = new Set(['AuthError']);
+/** The service's answer when the key has no credits left: the stage pauses until it is resumed. */
+const CREDITS_ERROR = 'InsufficientCreditsError';
 
 const DEFAULT_API_ATTEMPTS = 8;
 
@@ -72,6 +77,15 @@ const { recordFailures } = proxyActivities<PipelineActivities>({
 });
 
 export const stageProgressQuery = defineQuery<StageProgress>(QUERY_PROGRESS);
+/** Resumes a stage paused for credits (sent by the run workflow when an operator resumes the run). */
+export const resumeSignal = defineSignal(SIGNAL_RESUME);
+export interface StagePauseNotice {
+  stage: StageName;
+  paused: boolean;
+  reason?: string;
+}
+/** A stage tells its run when it pauses for credits and when it goes on. */
+export const stagePausedSignal = defineSignal<[StagePauseNotice]>(SIGNAL_STAGE_PAUSED);
 
 export interface BatchStageInput {
   run: RunLocation;
@@ -84,6 +98,12 @@ export interface BatchStageInput {
   apiRetry?: ApiRetryPolicy;
   /** Run only these batches instead of the whole plan (a retry of failed batches). */
   explicitBatches?: BatchRef[];
+  /** Also run the plan batches from this index on (a resume of a run stopped at budget)... */
+  resumeFrom?: number;
+  /** ...up to this one (exclusive); default the plan's end. */
+  resumeTo?: number;
+  /** Calls this stage may make; past it no batch starts and the stage returns what it left. */
+  budget?: number;
   /** State carried across continue-as-new. */
   carry?: StageCarry;
 }
@@ -117,11 +137,14 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
   const { callBatch } = apiActivities(input.apiTaskQueue, input.apiRetry);
   const attempts = input.apiRetry?.maximumAttempts ?? DEFAULT_API_ATTEMPTS;
   const carry = input.carry;
+  const planEnd = input.resumeTo ?? plan.totalBatches;
   const queue = new BatchQueue(
-    plan.totalBatches,
+    planEnd,
     plan.batchesPerChunk,
     carry?.queue ??
-      (input.explicitBatches ? { next: plan.totalBatches, splits: input.explicitBatches } : undefined),
+      (input.explicitBatches || input.resumeFrom !== undefined
+        ? { next: input.resumeFrom ?? planEnd, splits: input.explicitBatches ?? [] }
+        : undefined),
   );
   const counters = carry?.counters ?? {
     doneBatches: 0,
@@ -137,6 +160,22 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
   let inFlight = 0;
   let completedThisGeneration = 0;
   let fatal: ApplicationFailure | undefined;
+  let paused: StageProgress['paused'];
+  const budgetLeft = () => (input.budget === undefined ? Infinity : input.budget - counters.calls - inFlight);
+
+  const tellRun = (notice: StagePauseNotice) => {
+    const parent = workflowInfo().parent;
+    if (!parent) return;
+    // Best effort: the run only shows the pause; the stage's own state is what resumes.
+    getExternalWorkflowHandle(parent.workflowId)
+      .signal(stagePausedSignal, notice)
+      .catch(() => undefined);
+  };
+  setHandler(resumeSignal, () => {
+    if (!paused) return;
+    paused = undefined;
+    tellRun({ stage: plan.stage, paused: false });
+  });
 
   const progress = (): StageProgress => ({
     stage: plan.stage,
@@ -144,6 +183,8 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     ...counters,
     inFlight,
     updatedAt: Date.now(),
+    ...(input.budget !== undefined ? { budget: input.budget } : {}),
+    ...(paused ? { paused } : {}),
   });
   setHandler(stageProgressQuery, progress);
 
@@ -161,6 +202,15 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     const message = cause instanceof Error ? cause.message : String(cause);
     const retriedOut = !app || !NON_RETRYABLE_API_ERRORS.includes(errorType);
     counters.calls += retriedOut ? attempts : 1;
+    if (errorType === CREDITS_ERROR) {
+      // Not the batch's fault: it runs again once credits are back and the run is resumed.
+      queue.requeue(ref);
+      if (!paused) {
+        paused = { reason: message, since: Date.now() };
+        tellRun({ stage: plan.stage, paused: true, reason: message });
+      }
+      return;
+    }
     if (app && FATAL_ERRORS.has(errorType)) {
       fatal ??= app;
       return;
@@ -200,12 +250,25 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     completedThisGeneration >= BATCHES_PER_GENERATION || workflowInfo().continueAsNewSuggested;
 
   for (;;) {
-    while (!fatal && inFlight < input.windowSize && queue.hasNext() && !generationFull()) {
+    while (
+      !fatal &&
+      !paused &&
+      inFlight < input.windowSize &&
+      queue.hasNext() &&
+      !generationFull() &&
+      budgetLeft() > 0
+    ) {
       const ref = queue.take();
       if (ref) launch(ref);
     }
     if (fatal) break;
-    if (inFlight === 0 && (!queue.hasNext() || generationFull())) break;
+    if (inFlight === 0 && paused) {
+      // Nothing in flight and no credits: wait for an operator (or a schedule) to resume the run.
+      await flushFailures();
+      await condition(() => paused === undefined);
+      continue;
+    }
+    if (inFlight === 0 && (!queue.hasNext() || generationFull() || budgetLeft() <= 0)) break;
     const before = inFlight;
     await condition(() => inFlight < before || fatal !== undefined);
     if (pendingFailures.length >= FAILURE_FLUSH_SIZE) await flushFailures();
@@ -219,10 +282,19 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     });
   }
   await flushFailures();
+  if (queue.hasNext() && budgetLeft() <= 0) {
+    const left = queue.snapshot();
+    return {
+      ...progress(),
+      failureFiles,
+      unstarted: { next: left.next, end: planEnd, splits: left.splits, batches: queue.remaining() },
+    };
+  }
   if (queue.hasNext()) {
     return await continueAsNew<typeof batchStageWorkflow>({
       ...input,
       explicitBatches: undefined,
+      resumeFrom: undefined,
       carry: { queue: queue.snapshot(), counters, failureFiles, generation: generation + 1 },
     });
   }

@@ -9,13 +9,14 @@ import {
   ChildWorkflowFailure,
   defineQuery,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/index.js';
-import { batchStageWorkflow } from './batch-stage.js';
+import { batchStageWorkflow, resumeSignal, stagePausedSignal } from './batch-stage.js';
 import type {
   BatchRef,
   EnrichPlanSummary,
@@ -54,6 +55,8 @@ export interface RetryRunWorkflowInput {
   /** The run whose failed batches are re-run; its output is updated in place. */
   previous: RunSummary;
   apiTaskQueue: string;
+  /** Call budget of this retry (a run stopped at budget resumes under a new one). */
+  maxCalls?: number;
 }
 
 export function stageWorkflowId(workflowId: string, stage: StageName): string {
@@ -62,6 +65,26 @@ export function stageWorkflowId(workflowId: string, stage: StageName): string {
 
 const DEFAULT_WINDOW = 32;
 
+/**
+ * Shares a call budget among stages that run side by side, in proportion to their batches (the
+ * remainder goes to the first stages), so that together they stop at the budget.
+ */
+export function splitBudget(budget: number | undefined, batches: number[]): number[] | undefined {
+  if (budget === undefined) return undefined;
+  const left = Math.max(0, budget);
+  const total = batches.reduce((sum, b) => sum + b, 0);
+  if (total === 0) return batches.map(() => 0);
+  const shares = batches.map((b) => Math.floor((left * b) / total));
+  let rest = left - shares.reduce((sum, s) => sum + s, 0);
+  for (let i = 0; rest > 0 && i < shares.length; i += 1, rest -= 1) shares[i] = (shares[i] as number) + 1;
+  return shares;
+}
+
+/** What a budget has left after a stage's calls. */
+function budgetAfter(budget: number | undefined, stage: StageResult): number | undefined {
+  return budget === undefined ? undefined : Math.max(0, budget - stage.calls);
+}
+
 /** Progress state and stage execution shared by a run and its retries. */
 function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: string) {
   const { workflowId } = workflowInfo();
@@ -69,7 +92,35 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
   setHandler(runProgressQuery, () => state);
   const run: RunLocation = { runId, output: request.output };
 
-  const runStage = async (plan: StagePlan, explicitBatches?: BatchRef[]): Promise<StageResult> => {
+  // A stage paused for credits tells the run, so `runs watch` and `runs show` say what to do; resuming the
+  // run resumes every stage still running.
+  let stageBeforePause: RunProgress['stage'] = state.stage;
+  setHandler(stagePausedSignal, ({ stage, paused, reason }) => {
+    if (paused) {
+      if (!state.paused) stageBeforePause = state.stage;
+      state.paused = { stage, reason: reason ?? 'insufficient credits', since: Date.now() };
+      state.stage = 'paused';
+    } else if (state.paused?.stage === stage) {
+      state.paused = undefined;
+      state.stage = stageBeforePause;
+    }
+  });
+  setHandler(resumeSignal, async () => {
+    const running = Object.entries(state.children).filter(([stage]) => !state.stages[stage as StageName]);
+    await Promise.all(
+      running.map(([, childId]) =>
+        getExternalWorkflowHandle(childId)
+          .signal(resumeSignal)
+          .catch(() => undefined),
+      ),
+    );
+  });
+
+  const runStage = async (
+    plan: StagePlan,
+    options: { explicitBatches?: BatchRef[]; resumeFrom?: number; resumeTo?: number; budget?: number } = {},
+  ): Promise<StageResult> => {
+    const { explicitBatches, resumeFrom, resumeTo, budget } = options;
     const childId = stageWorkflowId(workflowId, plan.stage);
     state.children[plan.stage] = childId;
     const result = await executeChild(batchStageWorkflow, {
@@ -83,6 +134,9 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
           ...(request.apiRetry ? { apiRetry: request.apiRetry } : {}),
           parameters: plan.stage === 'match' ? undefined : request.parameters?.[plan.stage],
           ...(explicitBatches ? { explicitBatches } : {}),
+          ...(resumeFrom !== undefined ? { resumeFrom } : {}),
+          ...(resumeTo !== undefined ? { resumeTo } : {}),
+          ...(budget !== undefined ? { budget } : {}),
         },
       ],
     });
@@ -91,9 +145,27 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
   };
 
   /** Runs dataset stages side by side; the first fatal failure (bad key, no credits) cancels the others. */
-  const runDatasets = async (work: { plan: StagePlan; batches?: BatchRef[] }[]): Promise<StageResult[]> =>
+  const runDatasets = async (
+    work: { plan: StagePlan; batches?: BatchRef[]; resumeFrom?: number; resumeTo?: number }[],
+    budget?: number,
+  ): Promise<StageResult[]> =>
     CancellationScope.cancellable(async () => {
-      const all = work.map(({ plan, batches }) => runStage(plan, batches));
+      const budgets = splitBudget(
+        budget,
+        work.map(({ plan, batches, resumeFrom, resumeTo }) =>
+          resumeFrom !== undefined || batches
+            ? (batches?.length ?? 0) + Math.max(0, (resumeTo ?? plan.totalBatches) - (resumeFrom ?? 0))
+            : plan.totalBatches,
+        ),
+      );
+      const all = work.map(({ plan, batches, resumeFrom, resumeTo }, i) =>
+        runStage(plan, {
+          ...(batches ? { explicitBatches: batches } : {}),
+          ...(resumeFrom !== undefined ? { resumeFrom } : {}),
+          ...(resumeTo !== undefined ? { resumeTo } : {}),
+          ...(budgets ? { budget: budgets[i] as number } : {}),
+        }),
+      );
       try {
         return await Promise.all(all);
       } catch (error) {
@@ -171,9 +243,12 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
     const plan = await planRun({ run, input: request.input });
     state.plan = plan;
     const stages: StageResult[] = [];
+    let budget = request.maxCalls;
     if (plan.match) {
       state.stage = 'matching';
-      stages.push(await tracker.runStage(plan.match));
+      const matched = await tracker.runStage(plan.match, budget !== undefined ? { budget } : {});
+      stages.push(matched);
+      budget = budgetAfter(budget, matched);
     }
     state.stage = 'enriching';
     const enrichPlan = await buildEnrichPlan({
@@ -182,7 +257,12 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
       idsProvided: plan.idsProvided,
     });
     state.enrichPlan = enrichPlan;
-    stages.push(...(await tracker.runDatasets(enrichPlan.stages.map((stagePlan) => ({ plan: stagePlan })))));
+    stages.push(
+      ...(await tracker.runDatasets(
+        enrichPlan.stages.map((stagePlan) => ({ plan: stagePlan })),
+        budget,
+      )),
+    );
     return await tracker.commit(plan, enrichPlan, stages, startedAt);
   } catch (error) {
     throw tracker.explain(error);
@@ -196,8 +276,12 @@ function mergeStage(
 ): StageResult | undefined {
   if (!before) return retry;
   if (!retry) return before;
+  // What the first run left unstarted was taken up by the retry: only the retry's own remainder counts.
+  const { unstarted: _taken, ...earlier } = before;
   return {
-    ...before,
+    ...earlier,
+    // A retry's plan can be longer: rows matched in it bring batches for their new ids.
+    totalBatches: Math.max(before.totalBatches, retry.totalBatches),
     doneBatches: before.doneBatches + retry.doneBatches,
     failedBatches: retry.failedBatches,
     records: before.records + retry.records,
@@ -205,6 +289,7 @@ function mergeStage(
     calls: before.calls + retry.calls,
     updatedAt: retry.updatedAt,
     failureFiles: retry.failureFiles,
+    ...(retry.unstarted ? { unstarted: retry.unstarted } : {}),
   };
 }
 
@@ -216,14 +301,31 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
   state.plan = previous.plan;
   state.enrichPlan = previous.enrichPlan;
   try {
-    const pending = await planRetry({ run, retryId });
+    const failed = await planRetry({ run, retryId });
     const retried = new Map<StageName, StageResult>();
-    const pendingMatch = pending.find((p) => p.stage === 'match');
+    // A stage's pending work: its failed batches, and what a budget left unstarted.
+    const pendingOf = (stage: StageName) => {
+      const unstarted = previous.stages.find((s) => s.stage === stage)?.unstarted;
+      return {
+        batches: [...(failed.find((p) => p.stage === stage)?.batches ?? []), ...(unstarted?.splits ?? [])],
+        ...(unstarted ? { resumeFrom: unstarted.next, resumeTo: unstarted.end } : {}),
+      };
+    };
+    let budget = input.maxCalls;
     let enrichPlan = previous.enrichPlan;
     let appended: { stage: StageName; batches: BatchRef[] }[] = [];
-    if (pendingMatch && previous.plan.match) {
+    const pendingMatch = pendingOf('match');
+    if (previous.plan.match && (pendingMatch.batches.length > 0 || pendingMatch.resumeFrom !== undefined)) {
       state.stage = 'matching';
-      retried.set('match', await tracker.runStage(previous.plan.match, pendingMatch.batches));
+      const matched = await tracker.runStage(previous.plan.match, {
+        explicitBatches: pendingMatch.batches,
+        ...(pendingMatch.resumeFrom !== undefined
+          ? { resumeFrom: pendingMatch.resumeFrom, resumeTo: pendingMatch.resumeTo }
+          : {}),
+        ...(budget !== undefined ? { budget } : {}),
+      });
+      retried.set('match', matched);
+      budget = budgetAfter(budget, matched);
       // Rows matched now bring ids the first run never enriched: plan batches for those alone.
       const extended = await buildEnrichPlan({
         run,
@@ -242,15 +344,14 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
     }
     state.stage = 'enriching';
     const work = enrichPlan.stages
-      .map((plan) => ({
-        plan,
-        batches: [
-          ...(pending.find((p) => p.stage === plan.stage)?.batches ?? []),
-          ...(appended.find((p) => p.stage === plan.stage)?.batches ?? []),
-        ],
-      }))
-      .filter((w) => w.batches.length > 0);
-    for (const result of await tracker.runDatasets(work)) retried.set(result.stage, result);
+      .map((plan) => {
+        const pending = pendingOf(plan.stage);
+        // Batches appended for newly matched ids lie past the range a resume works through.
+        const added = appended.find((p) => p.stage === plan.stage)?.batches ?? [];
+        return { plan, ...pending, batches: [...pending.batches, ...added] };
+      })
+      .filter((w) => w.batches.length > 0 || w.resumeFrom !== undefined);
+    for (const result of await tracker.runDatasets(work, budget)) retried.set(result.stage, result);
     const stageNames: StageName[] = [
       ...(previous.plan.match ? (['match'] as const) : []),
       ...previous.request.datasets,

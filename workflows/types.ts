@@ -111,11 +111,29 @@ export interface StageProgress {
   calls: number;
   startedAt: number;
   updatedAt: number;
+  /** Calls this stage may make in this execution (from the run's `maxCalls`). */
+  budget?: number;
+  /** Set while the stage waits for a `resume` signal (the service reported insufficient credits). */
+  paused?: { reason: string; since: number };
+}
+
+/** Batches a stage never started because its call budget ran out: where a resume picks up. */
+export interface UnstartedBatches {
+  /** First plan batch not started (global index). */
+  next: number;
+  /** End of the plan range the stage was working through (exclusive); batches appended later lie past it. */
+  end: number;
+  /** Sub-ranges queued but not started. */
+  splits: BatchRef[];
+  /** How many batches that is. */
+  batches: number;
 }
 
 export interface StageResult extends StageProgress {
   /** Object keys (relative to the run) of the recorded failure files. */
   failureFiles: string[];
+  /** Present when the budget stopped the stage before every batch started. */
+  unstarted?: UnstartedBatches;
 }
 
 export type RunStage =
@@ -125,6 +143,8 @@ export type RunStage =
   | 'committing'
   | 'completed'
   | 'completed_with_failures'
+  | 'stopped_at_budget'
+  | 'paused'
   | 'failed'
   | 'cancelled';
 
@@ -161,7 +181,7 @@ export interface RunSummary {
   /** Retries that re-ran failed batches of this run, oldest first. */
   retries?: string[];
   jobName: string;
-  status: 'completed' | 'completed_with_failures';
+  status: 'completed' | 'completed_with_failures' | 'stopped_at_budget';
   outputPrefix: string;
   manifestKey: string;
   plan: PlanSummary;
@@ -182,6 +202,8 @@ export interface RunProgress {
   children: Partial<Record<StageName, string>>;
   stages: Partial<Record<StageName, StageResult>>;
   startedAt: number;
+  /** Set while a stage is paused for credits: what the operator must do. */
+  paused?: { stage: StageName; reason: string; since: number };
 }
 
 export const QUERY_PROGRESS = 'progress';
@@ -190,4 +212,9 @@ export const QUERY_PROGRESS = 'progress';
 export interface PendingBatches {
   stage: StageName;
   batches: BatchRef[];
+  /** Plan batches from this index on were never started (a run stopped at budget). */
+  resumeFrom?: number;
 }
+
+export const SIGNAL_RESUME = 'resume';
+export const SIGNAL_STAGE_PAUSED = 'stagePaused';

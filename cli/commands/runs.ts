@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/index.js';
 import { runLayout } from '../../activities/run-layout.js';
 import { RunFiles } from '../../activities/run-files.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import type { RunSummary } from '../../workflows/types.js';
+import { QUERY_PROGRESS, SIGNAL_RESUME, type RunProgress, type RunSummary } from '../../workflows/types.js';
 import { connectClient } from '../../workers/temporal-connection.js';
 import { UsageError } from '../errors.js';
 import { renderSnapshot, snapshotRun } from '../progress.js';
@@ -141,6 +141,7 @@ export function registerRunsCommands(program: Command): void {
     });
 
   registerRetryCommand(runs);
+  registerResumeCommand(runs);
 
   runs
     .command('cancel')
@@ -158,14 +159,48 @@ export function registerRunsCommands(program: Command): void {
     });
 }
 
+/** `runs resume`: a run paused for credits goes on (after the key's credits were topped up). */
+export function registerResumeCommand(runs: Command): void {
+  runs
+    .command('resume')
+    .description('Resume a run paused because the service reported insufficient credits')
+    .argument('<run>', 'run id (or retry id)')
+    .action(async (runId: string) => {
+      await withClient(async (client) => {
+        const description = await describeRun(client, runId);
+        if (description.status.name !== 'RUNNING') {
+          throw new UsageError(`run ${runId} is not running (${description.status.name.toLowerCase()})`);
+        }
+        const handle = client.workflow.getHandle(runId);
+        const progress = await handle.query<RunProgress>(QUERY_PROGRESS);
+        if (!progress.paused) {
+          process.stdout.write(`run ${runId} is not paused (${progress.stage}); nothing to resume\n`);
+          return;
+        }
+        await handle.signal(SIGNAL_RESUME);
+        process.stdout.write(
+          `resume sent to ${runId} (paused at ${progress.paused.stage}: ${progress.paused.reason}); it pauses again if the service still reports no credits\n`,
+        );
+      });
+    });
+}
+
 /** `runs retry`: re-runs the failed batches of a finished run and commits its output again. */
 export function registerRetryCommand(runs: Command): void {
   runs
     .command('retry')
-    .description('Re-run only the failed batches of a finished run, then re-commit its tables and manifest')
+    .description(
+      'Re-run only the failed batches of a finished run (and what a budget left unstarted), then re-commit its tables and manifest',
+    )
     .argument('<run>', 'run id')
     .option('--no-wait', 'print the retry id and return instead of following it')
-    .action(async (runId: string, opts: { wait: boolean }) => {
+    .option('--max-calls <n>', 'call budget of this retry (a run stopped at budget goes on under it)', (v) =>
+      Number(v),
+    )
+    .action(async (runId: string, opts: { wait: boolean; maxCalls?: number }) => {
+      if (opts.maxCalls !== undefined && !(Number.isInteger(opts.maxCalls) && opts.maxCalls > 0)) {
+        throw new UsageError('--max-calls: expected a whole number of calls above 0');
+      }
       const config = loadConfig();
       await withClient(async (client) => {
         const description = await describeRun(client, runId);
@@ -198,20 +233,31 @@ export function registerRetryCommand(runs: Command): void {
           ? await files.getJson<RunSummary>(runLayout.runSummary)
           : original;
         const failureFiles = await files.list(runLayout.failuresPrefix);
-        if (failureFiles.length === 0) {
-          process.stdout.write(`run ${runId} has no failed batches; nothing to retry\n`);
+        const unstarted = latest.stages.flatMap((s) => (s.unstarted ? [[s.stage, s.unstarted]] : []));
+        if (failureFiles.length === 0 && unstarted.length === 0) {
+          process.stdout.write(`run ${runId} has no failed or unstarted batches; nothing to retry\n`);
           return;
         }
-        // The same set of failures gives the same retry id, so retrying twice does the work once.
-        const retryId = `${runId}.retry-${createHash('sha256').update(failureFiles.join('\n')).digest('hex').slice(0, 8)}`;
+        // The same pending work gives the same retry id, so retrying twice does the work once.
+        const pendingKey = [...failureFiles, JSON.stringify(unstarted)].join('\n');
+        const retryId = `${runId}.retry-${createHash('sha256').update(pendingKey).digest('hex').slice(0, 8)}`;
         await client.workflow.start('retryRunWorkflow', {
           workflowId: retryId,
           taskQueue: config.temporal.taskQueue,
-          args: [{ previous: latest, apiTaskQueue: config.temporal.apiTaskQueue }],
+          args: [
+            {
+              previous: latest,
+              apiTaskQueue: config.temporal.apiTaskQueue,
+              ...(opts.maxCalls !== undefined ? { maxCalls: opts.maxCalls } : {}),
+            },
+          ],
           workflowIdConflictPolicy: 'USE_EXISTING',
           memo: { retryOf: runId },
         });
-        process.stderr.write(`retrying ${latest.failedBatches} failed batches of ${runId} as ${retryId}\n`);
+        const notStarted = latest.stages.reduce((sum, s) => sum + (s.unstarted?.batches ?? 0), 0);
+        process.stderr.write(
+          `retrying ${latest.failedBatches} failed${notStarted ? ` and ${notStarted} unstarted` : ''} batches of ${runId} as ${retryId}\n`,
+        );
         if (!opts.wait) {
           process.stdout.write(`${retryId}\n`);
           return;
