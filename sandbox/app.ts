@@ -94,7 +94,7 @@ export interface SandboxOptions {
   events?: false | Omit<EventsPluginOptions, 'db' | 'adminKey' | 'logger' | 'responseContext' | 'clock'>;
   /** Memory for bulk-dataset records held in process, bytes; default 192 MiB (0: always query). */
   recordCacheBytes?: number;
-  /** Recently served prospect records kept in memory, bytes; default 16 MiB. */
+  /** Recently served prospect records kept in memory, bytes; default 8 MiB. */
   prospectCacheBytes?: number;
   /** Datasets loaded into memory at start, in the background; default firmographics. */
   preloadDatasets?: readonly BulkDataset[];
@@ -383,7 +383,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     prospects,
     businessIndex,
     matchKeys: () => loadedKeys,
-    recentProspects: new RecentRecords(options.prospectCacheBytes ?? 16 * 1024 * 1024),
+    recentProspects: new RecentRecords(options.prospectCacheBytes ?? 8 * 1024 * 1024),
     prospectTotals: new SearchTotals(),
     clock,
     eventsCondition: async () => {
