@@ -31,7 +31,8 @@ import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { writeParquetTable } from './parquet-tables.js';
 import { rejectReasonsOf, renderRunReport } from './report.js';
 import { planInput } from './plan-input.js';
-import { BATCHES_PER_CHUNK, BATCH_SIZE, runLayout, stageBatching } from './run-layout.js';
+import { BATCHES_PER_CHUNK, BATCH_SIZE, ledgerKey, runLayout, stageBatching } from './run-layout.js';
+import { joinKey } from '../storage/object-store.js';
 import { RunFiles, type StoreResolver } from './run-files.js';
 import { datasetColumns, datasetRecordStruct } from './table-schema.js';
 
@@ -261,11 +262,14 @@ export function createActivities(deps: ActivityDeps) {
       stage,
       batch,
       parameters,
+      idPlan,
     }: {
       run: RunLocation;
       stage: StageName;
       batch: BatchRef;
       parameters?: Record<string, unknown>;
+      /** The stage's own plan files, when it has them (incremental runs). */
+      idPlan?: string;
     }): Promise<BatchOutcome> => {
       const files = RunFiles.open(resolveStore, run);
       if (stage === 'match') {
@@ -291,7 +295,7 @@ export function createActivities(deps: ActivityDeps) {
       const { batchSize, batchesPerChunk } = stageBatching(stage);
       if (batch.index >= batchesPerChunk)
         throw new BatchPlanError(`batch ${describeBatch(batch)} is out of range`);
-      const ids = await batchItems<string>(files, runLayout.idChunk(batchSize, batch.chunk), batch);
+      const ids = await batchItems<string>(files, runLayout.idChunk(batchSize, batch.chunk, idPlan), batch);
       let lines: { business_id: string; data: unknown }[];
       let rateLimit: RateLimitInfo | undefined;
       try {
@@ -316,9 +320,13 @@ export function createActivities(deps: ActivityDeps) {
         if (error instanceof BatchPlanError) throw error;
         throw toActivityFailure(error, ids.length);
       }
-      await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(lines));
+      // Misses are written too (data null): the table leaves them out, the freshness ledger counts them
+      // as asked for.
+      const found = new Set(lines.map((line) => line.business_id));
+      const misses = ids.filter((id) => !found.has(id)).map((id) => ({ business_id: id, data: null }));
+      await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines([...lines, ...misses]));
       await easeOff(rateLimit);
-      return { records: lines.length, misses: ids.length - lines.length, calls: attempt() };
+      return { records: lines.length, misses: misses.length, calls: attempt() };
     },
 
     /** Joins match results to the input rows (the `matches` table) and plans the id batches of each dataset. */
@@ -327,10 +335,16 @@ export function createActivities(deps: ActivityDeps) {
       datasets,
       idsProvided,
       append = false,
+      maxAgeMs,
+      asOf,
     }: {
       run: RunLocation;
       datasets: EnrichDataset[];
       idsProvided: boolean;
+      /** Incremental: leave out, per dataset, ids the output's ledger saw less than this long before `asOf`. */
+      maxAgeMs?: number;
+      /** The run's start, epoch ms: freshness is judged against it (the same on every attempt). */
+      asOf?: number;
       /**
        * Keep the existing id plan and add batches only for ids it lacks (after a retry matched more
        * rows); the added batches are returned per stage.
@@ -383,33 +397,74 @@ export function createActivities(deps: ActivityDeps) {
         const uniqueIds = Number(counts?.ids ?? 0);
         const stages: StagePlan[] = [];
         const appended: PendingBatches[] = [];
-        const written = new Map<number, { totalBatches: number; added: BatchRef[] }>();
+        const written = new Map<string, { totalBatches: number; added: BatchRef[]; items: number }>();
+        const output = resolveStore(run.output);
         for (const dataset of datasets) {
           const { batchSize, batchesPerChunk } = stageBatching(dataset);
-          let plan = written.get(batchSize);
+          // An incremental run plans each dataset apart: its ids minus those its ledger finds fresh.
+          let idTable = 'ids';
+          let idPlan: string | undefined;
+          let skippedFresh = 0;
+          if (maxAgeMs !== undefined) {
+            idPlan = `ids-${batchSize}-${dataset}`;
+            idTable = `ids_${datasets.indexOf(dataset)}`;
+            const ledger = joinKey(output.prefix, ledgerKey(dataset));
+            const local = path.join(scratch, `ledger-${dataset}.parquet`);
+            const fresh = (await output.store.exists(ledger))
+              ? (await output.store.downloadToFile(ledger, local),
+                `SELECT business_id FROM read_parquet(${sqlString(local)})
+                   WHERE checked_at >= to_timestamp(${((asOf ?? Date.now()) - maxAgeMs) / 1000})`)
+              : 'SELECT NULL::VARCHAR AS business_id WHERE false';
+            await connection.run(
+              `CREATE TABLE ${idTable} AS SELECT business_id FROM ids
+                 WHERE business_id NOT IN (${fresh}) ORDER BY rowid`,
+            );
+            const [kept] = await queryRows<{ n: number }>(connection, `SELECT count(*) AS n FROM ${idTable}`);
+            skippedFresh = uniqueIds - Number(kept?.n ?? 0);
+          }
+          const planName = idPlan ?? `ids-${batchSize}`;
+          let plan = written.get(planName);
           if (!plan) {
+            const [count] = await queryRows<{ n: number }>(
+              connection,
+              `SELECT count(*) AS n FROM ${idTable}`,
+            );
+            const items = Number(count?.n ?? 0);
             plan = append
-              ? await appendIdChunks(connection, files, batchSize, batchesPerChunk, scratch)
+              ? {
+                  ...(await appendIdChunks(
+                    connection,
+                    files,
+                    batchSize,
+                    batchesPerChunk,
+                    scratch,
+                    idTable,
+                    idPlan,
+                  )),
+                  items,
+                }
               : {
                   totalBatches: await writeChunks(
                     connection,
                     files,
-                    'SELECT business_id FROM ids ORDER BY rowid',
-                    uniqueIds,
+                    `SELECT business_id FROM ${idTable} ORDER BY rowid`,
+                    items,
                     batchSize,
                     batchesPerChunk,
-                    (chunk) => runLayout.idChunk(batchSize, chunk),
+                    (chunk) => runLayout.idChunk(batchSize, chunk, idPlan),
                     (row) => row.business_id,
                   ),
                   added: [],
+                  items,
                 };
-            written.set(batchSize, plan);
+            written.set(planName, plan);
           }
           stages.push({
             stage: dataset,
             totalBatches: plan.totalBatches,
             batchesPerChunk,
-            totalItems: uniqueIds,
+            totalItems: plan.items,
+            ...(idPlan ? { idPlan, skippedFresh } : {}),
           });
           if (plan.added.length) appended.push({ stage: dataset, batches: plan.added });
         }
@@ -472,6 +527,8 @@ export function createActivities(deps: ActivityDeps) {
       run: RunLocation;
       dataset: EnrichDataset;
     }): Promise<TableSummary> => {
+      const output = resolveStore(run.output);
+      const ledger = joinKey(output.prefix, ledgerKey(dataset));
       const files = RunFiles.open(resolveStore, run);
       // Any rewrite of a table invalidates a previous commit of this run.
       await files.store.delete(files.key(runLayout.success));
@@ -485,14 +542,37 @@ export function createActivities(deps: ActivityDeps) {
           : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
         const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
         heartbeat({ dataset, files: local.length });
-        return writeParquetTable(
+        await connection.run(`CREATE TABLE results AS SELECT * FROM ${source}`);
+        const table = await writeParquetTable(
           connection,
           files,
           dataset,
-          `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source}
+          `SELECT business_id${projection ? ', ' + projection : ''} FROM results WHERE data IS NOT NULL
              QUALIFY row_number() OVER (PARTITION BY business_id) = 1 ORDER BY business_id`,
           scratch,
         );
+        // The freshness ledger: this run's ids replace their earlier rows, in one object written whole.
+        const previous = path.join(scratch, 'ledger-before.parquet');
+        const hasPrevious = await output.store.exists(ledger);
+        if (hasPrevious) await output.store.downloadToFile(ledger, previous);
+        const next = path.join(scratch, 'ledger.parquet');
+        await connection.run(
+          `COPY (
+             WITH checked AS (
+               SELECT business_id, bool_or(data IS NOT NULL) AS found FROM results GROUP BY business_id
+             )
+             SELECT business_id, found, now()::TIMESTAMPTZ AS checked_at, ${sqlString(run.runId)} AS run_id FROM checked
+             ${
+               hasPrevious
+                 ? `UNION ALL SELECT business_id, found, checked_at, run_id FROM read_parquet(${sqlString(previous)})
+                    WHERE business_id NOT IN (SELECT business_id FROM checked)`
+                 : ''
+             }
+             ORDER BY business_id
+           ) TO ${sqlString(next)} (FORMAT parquet, COMPRESSION zstd)`,
+        );
+        await output.store.putFile(ledger, next);
+        return table;
       });
     },
 
@@ -516,7 +596,12 @@ export function createActivities(deps: ActivityDeps) {
           for (const key of await files.list(runLayout.failuresPrefix)) {
             const record = await files.getJson<{ stage: StageName; failures: BatchFailure[] }>(key);
             for (const failure of record.failures) {
-              const items = await failedItems(files, record.stage, failure.batch);
+              const items = await failedItems(
+                files,
+                record.stage,
+                failure.batch,
+                input.enrichPlan.stages.find((s) => s.stage === record.stage)?.idPlan,
+              );
               rows.push({
                 stage: record.stage,
                 batch: describeBatch(failure.batch),
@@ -582,6 +667,7 @@ export function createActivities(deps: ActivityDeps) {
           done_batches: s.doneBatches,
           failed_batches: s.failedBatches,
           unstarted_batches: s.unstarted?.batches ?? 0,
+          skipped_fresh: input.enrichPlan.stages.find((p) => p.stage === s.stage)?.skippedFresh ?? 0,
           records: s.records,
           misses: s.misses,
           calls: s.calls,
@@ -631,16 +717,19 @@ export function createActivities(deps: ActivityDeps) {
     batchSize: number,
     batchesPerChunk: number,
     scratch: string,
+    idTable = 'ids',
+    idPlan?: string,
   ): Promise<{ totalBatches: number; added: BatchRef[] }> {
-    const existing = await files.list(`_work/plan/ids-${batchSize}/`);
-    const local = await downloadAll(files, existing, path.join(scratch, `ids-${batchSize}`));
+    const planName = idPlan ?? `ids-${batchSize}`;
+    const existing = await files.list(`_work/plan/${planName}/`);
+    const local = await downloadAll(files, existing, path.join(scratch, planName));
     const known = local.length
       ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
       : `SELECT NULL::VARCHAR AS business_id WHERE false`;
     await connection.run(`CREATE OR REPLACE TABLE known_ids AS ${known}`);
     const [old] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM known_ids');
     await connection.run(
-      `CREATE OR REPLACE TABLE new_ids AS SELECT business_id FROM ids WHERE business_id NOT IN (SELECT business_id FROM known_ids) ORDER BY rowid`,
+      `CREATE OR REPLACE TABLE new_ids AS SELECT business_id FROM ${idTable} WHERE business_id NOT IN (SELECT business_id FROM known_ids) ORDER BY rowid`,
     );
     const [fresh] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM new_ids');
     const oldBatches = Math.ceil(Number(old?.n ?? 0) / batchSize);
@@ -655,7 +744,7 @@ export function createActivities(deps: ActivityDeps) {
         newCount,
         batchSize,
         batchesPerChunk,
-        (chunk) => runLayout.idChunk(batchSize, firstChunk + chunk),
+        (chunk) => runLayout.idChunk(batchSize, firstChunk + chunk, idPlan),
         (row) => row.business_id,
       );
       for (let b = 0; b < batches; b += 1) {
@@ -666,13 +755,18 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   /** The ids (or match keys, as JSON) of a failed batch, for the failures table. */
-  async function failedItems(files: RunFiles, stage: StageName, ref: BatchRef): Promise<string[]> {
+  async function failedItems(
+    files: RunFiles,
+    stage: StageName,
+    ref: BatchRef,
+    idPlan?: string,
+  ): Promise<string[]> {
     if (stage === 'match') {
       const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(ref.chunk), ref);
       return keys.map((k) => JSON.stringify(k));
     }
     const { batchSize } = stageBatching(stage);
-    return batchItems<string>(files, runLayout.idChunk(batchSize, ref.chunk), ref);
+    return batchItems<string>(files, runLayout.idChunk(batchSize, ref.chunk, idPlan), ref);
   }
 }
 

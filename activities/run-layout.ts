@@ -26,13 +26,21 @@ export const runLayout = {
   /** The latest `RunSummary` (the run's or its latest retry's), for the next retry. */
   runSummary: '_work/summary.json',
   matchChunk: (chunk: number) => `_work/plan/match/chunk-${pad(chunk)}.json`,
-  idChunk: (batchSize: number, chunk: number) => `_work/plan/ids-${batchSize}/chunk-${pad(chunk)}.json`,
+  /** A plan file of id batches: shared by the datasets of one batch size, or one dataset's own (`idPlan`). */
+  idChunk: (batchSize: number, chunk: number, idPlan?: string) =>
+    `_work/plan/${idPlan ?? `ids-${batchSize}`}/chunk-${pad(chunk)}.json`,
   resultsPrefix: (stage: StageName) => `_work/results/${stage}/`,
   result: (stage: StageName, batch: BatchRef) => `_work/results/${stage}/${describeBatch(batch)}.jsonl`,
   failuresPrefix: '_work/failures/',
   failures: (stage: StageName, generation: number, sequence: number) =>
     `_work/failures/${stage}-g${pad(generation, 3)}-${pad(sequence, 4)}.json`,
 };
+
+/**
+ * The freshness ledger of a dataset, relative to the OUTPUT prefix (shared by the job's runs): one row per
+ * business id ever asked for, with when and whether the service had data for it.
+ */
+export const ledgerKey = (dataset: StageName) => `_ledger/${dataset}.parquet`;
 
 /** Batch size and chunking of a stage: one id per call for hierarchies, 50 otherwise. */
 export function stageBatching(stage: StageName): { batchSize: number; batchesPerChunk: number } {

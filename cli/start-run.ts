@@ -102,9 +102,13 @@ export function formatSummary(summary: RunSummary): string {
     `  input rows: ${summary.plan.inputRows} (${summary.plan.rejectedRows} rejected)`,
     `  matched rows: ${summary.enrichPlan.matchedRows}, unmatched: ${summary.enrichPlan.unmatchedRows}, unique business ids: ${summary.enrichPlan.uniqueIds}`,
   ];
+  const skipped = (stage: string) => {
+    const fresh = summary.enrichPlan.stages.find((s) => s.stage === stage)?.skippedFresh;
+    return fresh !== undefined ? `, ${fresh} ids skipped as fresh` : '';
+  };
   for (const stage of summary.stages) {
     lines.push(
-      `  ${stage.stage.padEnd(30)} ${stage.records} records, ${stage.misses} misses, ${stage.calls} calls, ${stage.failedBatches} failed batches${stage.unstarted ? `, ${stage.unstarted.batches} not started` : ''}`,
+      `  ${stage.stage.padEnd(30)} ${stage.records} records, ${stage.misses} misses, ${stage.calls} calls, ${stage.failedBatches} failed batches${stage.unstarted ? `, ${stage.unstarted.batches} not started` : ''}${skipped(stage.stage)}`,
     );
   }
   lines.push(`  output: ${summary.outputPrefix}`);

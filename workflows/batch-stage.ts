@@ -225,7 +225,13 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
 
   const launch = (ref: BatchRef) => {
     inFlight += 1;
-    void callBatch({ run, stage: plan.stage, batch: ref, parameters: input.parameters })
+    void callBatch({
+      run,
+      stage: plan.stage,
+      batch: ref,
+      parameters: input.parameters,
+      ...(plan.idPlan ? { idPlan: plan.idPlan } : {}),
+    })
       .then(onSuccess, (error: unknown) => onFailure(ref, error))
       .finally(() => {
         inFlight -= 1;

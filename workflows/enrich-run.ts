@@ -255,6 +255,7 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
       run,
       datasets: request.datasets,
       idsProvided: plan.idsProvided,
+      ...(request.maxAgeMs !== undefined ? { maxAgeMs: request.maxAgeMs, asOf: Date.parse(startedAt) } : {}),
     });
     state.enrichPlan = enrichPlan;
     stages.push(
@@ -332,6 +333,9 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
         datasets: previous.request.datasets,
         idsProvided: previous.plan.idsProvided,
         append: true,
+        ...(previous.request.maxAgeMs !== undefined
+          ? { maxAgeMs: previous.request.maxAgeMs, asOf: Date.parse(previous.startedAt) }
+          : {}),
       });
       enrichPlan = {
         matchedRows: extended.matchedRows,

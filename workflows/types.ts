@@ -81,6 +81,10 @@ export interface StagePlan {
   batchesPerChunk: number;
   /** Number of ids or keys across all batches. */
   totalItems: number;
+  /** The stage's own plan files (an incremental run plans each dataset apart); default shared. */
+  idPlan?: string;
+  /** Ids left out because the freshness ledger saw them within the run's max age. */
+  skippedFresh?: number;
 }
 
 export interface BatchOutcome {

@@ -2,6 +2,9 @@
 // retry resumes it to the same output a run without a budget gives; a 403 for credits pauses the run
 // instead of failing batches, and `resume` after a top-up finishes it.
 import type { Client } from '@temporalio/client';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DataServiceClient } from '../../client/index.js';
@@ -194,4 +197,68 @@ describe('insufficient credits', () => {
       await expectedFirmographics(summary.outputPrefix),
     );
   });
+});
+
+describe('incremental runs (--max-age)', () => {
+  test('a second run into the same output calls the service only for ids the ledger does not hold fresh', async () => {
+    const output = s3Location('incremental');
+    // The first run sees the first half of the sample; the second the whole sample.
+    const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-incremental-'));
+    const lines = readFileSync(SAMPLE, 'utf8').trimEnd().split('\n');
+    const half = path.join(dir, 'half.csv');
+    writeFileSync(half, `${lines.slice(0, 151).join('\n')}\n`);
+    const halfInput = `${s3Location('inputs')}half.csv`;
+    await uploadFile(config, halfInput, half);
+    rmSync(dir, { recursive: true, force: true });
+    const run = async (location: string, jobName: string) => {
+      const { runId } = await startRun(
+        client,
+        config,
+        validateJobSpec(
+          { job_name: jobName, input: { location }, datasets: ['firmographics'], output, max_age: '30d' },
+          'test',
+        ),
+      );
+      return (await client.workflow.getHandle(runId).result()) as RunSummary;
+    };
+    const matchedIds = async (summary: RunSummary) =>
+      (
+        await readTable<{ business_id: string }>(
+          config,
+          summary.outputPrefix,
+          'matches',
+          'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
+        )
+      ).rows.map((r) => r.business_id);
+
+    const first = await run(halfInput, 'incremental-a');
+    expect(first.status).toBe('completed');
+    expect(first.enrichPlan.stages[0]?.skippedFresh).toBe(0);
+    const firstIds = new Set(await matchedIds(first));
+
+    const second = await run(input, 'incremental-b');
+    expect(second.status).toBe('completed');
+    const secondIds = await matchedIds(second);
+    const fresh = secondIds.filter((id) => firstIds.has(id));
+    const newIds = secondIds.filter((id) => !firstIds.has(id));
+    expect(fresh.length).toBeGreaterThan(100);
+    expect(newIds.length).toBeGreaterThan(100);
+    const stage = second.stages.find((s) => s.stage === 'firmographics')!;
+    expect(second.enrichPlan.stages[0]?.skippedFresh).toBe(fresh.length);
+    expect(stage.calls).toBe(Math.ceil(newIds.length / 50));
+    expect(stage.records + stage.misses).toBe(newIds.length);
+    // The second run's table holds the new ids the service has data for, and nothing else.
+    const table = await firmographicsIds(second.outputPrefix);
+    expect(table.every((id) => newIds.includes(id))).toBe(true);
+    expect(table.length).toBe(stage.records);
+    // The ledger next to the outputs now knows every id of both runs, each once.
+    const ledger = await readTable<{ n: string; d: string }>(
+      config,
+      output,
+      '_ledger',
+      'SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM t',
+    );
+    expect(Number(ledger.rows[0]?.n)).toBe(new Set([...firstIds, ...secondIds]).size);
+    expect(ledger.rows[0]?.d).toBe(ledger.rows[0]?.n);
+  }, 180_000);
 });
