@@ -239,6 +239,22 @@ export function createEventActivities(deps: EventActivityDeps) {
 
   return {
     /**
+     * Writes deliveries the receiver carried in its signals (JSON lines, gathered by the window) as one
+     * inbox batch. The name is fixed by the window, so a retry or a replay overwrites the same object.
+     * Run as a local activity: its input stays out of the history (the signals hold those rows already).
+     */
+    storeCarriedBatch: async (
+      input: { output: string; tenant: string | null; windowStart: number; batchId: string },
+      lines: Uint8Array,
+    ): Promise<{ key: string; bytes: number }> => {
+      const { store, prefix } = resolveStore(input.output);
+      const files = new RunFiles(store, prefix, SINK_ROOT);
+      const key = sinkLayout.inboxBatch(input.tenant, input.windowStart, input.batchId);
+      await store.put(files.key(key), lines, { contentType: 'application/x-ndjson' });
+      return { key, bytes: lines.byteLength };
+    },
+
+    /**
      * Merges a window's inbox batches into its table (one row per event id: the earliest delivery wins),
      * writes its manifest (and `_SUCCESS` once the window is complete), then deletes the merged batches.
      * Safe to retry at any point: batches are deleted only after the table that holds them is written.

@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { NativeConnection, Runtime, DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { queryRows, sqlString, withDuckDb } from '../activities/duckdb-session.js';
@@ -44,6 +45,12 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     skip: { type: 'string', default: '' },
     'max-in-flight': { type: 'string', default: '' },
+    /** Load passes to run: node, node-autocannon, fastify, max (all by default). */
+    passes: { type: 'string', default: 'node,node-autocannon,fastify,max' },
+    /** Seconds at the rate before each load pass measures. */
+    warmup: { type: 'string', default: '3' },
+    /** Folder for V8 CPU profiles of the receiver processes (`--cpu-prof`), for finding where time goes. */
+    'cpu-prof': { type: 'string', default: '' },
   },
 });
 
@@ -58,6 +65,15 @@ interface LoadSpec {
   /** Fixed rate (requests/s), or 0 for as fast as it goes. */
   rate: number;
   durationSeconds: number;
+  /**
+   * `paced`: an open-loop sender (our own): request i is due at start + i/rate and its latency counts
+   * from that moment, so time spent waiting for a free connection is included (no coordinated
+   * omission). `autocannon`: autocannon's `overallRate`, which sends each connection's share of a
+   * second back to back at the start of the second.
+   */
+  generator?: 'paced' | 'autocannon';
+  /** Seconds at the same rate before measuring (their deliveries are stored and checked too). */
+  warmupSeconds?: number;
   /** Pre-built deliveries for the mixed drill (then `amount` = their number); otherwise generated. */
   mixed?: { eventId: string; good: boolean }[];
   businessIds: string[];
@@ -75,6 +91,8 @@ interface LoadResult {
   byIndex?: number[];
   /** Event ids answered 200 (load drill). */
   acceptedIds?: string[];
+  /** The load process's own event-loop delay: what its latency figures may include of its own. */
+  loopDelayMs: { p99: number; max: number };
 }
 
 interface AutocannonRequest {
@@ -106,7 +124,128 @@ function deliveryBody(spec: LoadSpec, eventId: string, index: number): string {
   });
 }
 
+/** Sorted-array percentile in ms. */
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
+}
+
+/** The open-loop sender (see `LoadSpec.generator`): deliveries due at a fixed rate, keep-alive connections. */
+async function runPaced(spec: LoadSpec): Promise<LoadResult> {
+  const { Agent, request } = await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: spec.connections });
+  const target = new URL('/webhooks/events', spec.url);
+  const runId = Date.now().toString(36);
+  const accepted: string[] = [];
+  const statuses: Record<string, number> = {};
+  const latencies: number[] = [];
+  let errors = 0;
+  let timeouts = 0;
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  const send = (index: number, dueAt: number, measured: boolean) =>
+    new Promise<void>((resolve) => {
+      const eventId = `load-${runId}-${index}`;
+      const body = deliveryBody(spec, eventId, index);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const req = request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          timeout: 10_000,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-timestamp': String(timestamp),
+            'x-signature': signDeliveryBody(spec.secret, timestamp, body),
+          },
+        },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            const status = response.statusCode ?? 0;
+            if (status === 200) accepted.push(eventId);
+            if (measured) {
+              latencies.push(performance.now() - dueAt);
+              statuses[status] = (statuses[status] ?? 0) + 1;
+            }
+            resolve();
+          });
+        },
+      );
+      req.on('timeout', () => {
+        timeouts += 1;
+        req.destroy(new Error('timeout'));
+      });
+      req.on('error', () => {
+        errors += 1;
+        resolve();
+      });
+      req.end(body);
+    });
+  const phase = async (first: number, count: number, measured: boolean) => {
+    const sent: Promise<void>[] = [];
+    const start = performance.now() + 5;
+    let next = 0;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const now = performance.now();
+        while (next < count && start + (next * 1000) / spec.rate <= now) {
+          sent.push(send(first + next, start + (next * 1000) / spec.rate, measured));
+          next += 1;
+        }
+        if (next >= count) return resolve();
+        setTimeout(tick, Math.max(0, start + (next * 1000) / spec.rate - performance.now()));
+      };
+      tick();
+    });
+    await Promise.all(sent);
+    return (performance.now() - start) / 1000;
+  };
+  const warmup = Math.round((spec.warmupSeconds ?? 0) * spec.rate);
+  if (warmup > 0) await phase(0, warmup, false);
+  loop.enable();
+  const seconds = await phase(warmup, Math.round(spec.durationSeconds * spec.rate), true);
+  agent.destroy();
+  const sorted = latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length + errors,
+    seconds,
+    perSecond: Math.round(latencies.length / seconds),
+    latency: {
+      p50: percentile(sorted, 0.5),
+      p90: percentile(sorted, 0.9),
+      p99: percentile(sorted, 0.99),
+      max: sorted.at(-1) ?? 0,
+    },
+    statuses,
+    errors,
+    timeouts,
+    loopDelayMs: {
+      p99: Math.round(loop.percentile(99) / 1e5) / 10,
+      max: Math.round(loop.max / 1e5) / 10,
+    },
+    acceptedIds: accepted,
+  };
+}
+
 async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.generator === 'paced' && spec.rate > 0 && !spec.mixed) return runPaced(spec);
+  // A warm-up at the same rate, paced, before autocannon measures.
+  const warm =
+    (spec.warmupSeconds ?? 0) > 0 && !spec.mixed
+      ? await runPaced({
+          ...spec,
+          rate: spec.rate || 500,
+          durationSeconds: spec.warmupSeconds ?? 0,
+          warmupSeconds: 0,
+        })
+      : undefined;
+  const measured = await runAutocannon(spec);
+  if (warm) measured.acceptedIds = [...(warm.acceptedIds ?? []), ...(measured.acceptedIds ?? [])];
+  return measured;
+}
+
+async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   const wrong = newWebhookSecret();
   let next = 0;
@@ -114,6 +253,8 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const accepted: string[] = [];
   const mixed = spec.mixed;
   const runId = Date.now().toString(36);
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const result = await autocannon({
     url: spec.url,
     connections: spec.connections,
@@ -160,14 +301,18 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     statuses,
     errors: result.errors,
     timeouts: result.timeouts,
+    loopDelayMs: {
+      p99: Math.round(loop.percentile(99) / 1e5) / 10,
+      max: Math.round(loop.max / 1e5) / 10,
+    },
     ...(mixed ? { byIndex } : { acceptedIds: accepted }),
   };
 }
 
 // ---- helpers of the orchestrator -----------------------------------------------------------------
 
-function tsxChild(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', HERE, ...args], {
+function tsxChild(args: string[], env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', HERE, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -193,8 +338,12 @@ interface ReceiverProcess {
   health(): Promise<Record<string, unknown>>;
 }
 
-async function startReceiverProcess(env: Record<string, string>, args: string[]): Promise<ReceiverProcess> {
-  const child = tsxChild(['--child', 'receiver', ...args], env);
+async function startReceiverProcess(
+  env: Record<string, string>,
+  args: string[],
+  nodeArgs: string[] = [],
+): Promise<ReceiverProcess> {
+  const child = tsxChild(['--child', 'receiver', ...args], env, nodeArgs);
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
@@ -374,31 +523,50 @@ async function orchestrate(): Promise<void> {
       log('## 1. Signed deliveries at a fixed rate');
       log();
       log(
-        '| server | offered | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | receiver p50/p99 ms | 2xx | other | stored once | mean batch | queued p50/p99 ms | hand-off p50/p99 ms | put p99 ms | signal p99 ms |',
+        '| server | load | offered | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | receiver p50/p99 ms | 2xx | other | stored once | mean batch | queued p50/p99 ms | hand-off p50/p99 ms | put p99 ms | signal p99 ms | loop delay p99/max ms | GC pauses (total/max ms) | load process loop delay p99/max ms |',
       );
-      log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
-      const passes: { server: 'node' | 'fastify'; rate: number; seconds: number }[] = [
-        { server: 'node', rate, seconds: duration },
-        { server: 'fastify', rate, seconds: duration },
-        { server: 'node', rate: 0, seconds: Math.min(duration, 10) },
-      ];
+      log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+      const wanted = new Set((values.passes ?? '').split(',').filter(Boolean));
+      type Pass = {
+        name: string;
+        server: 'node' | 'fastify';
+        generator: 'paced' | 'autocannon';
+        rate: number;
+        seconds: number;
+      };
+      const passes: Pass[] = (
+        [
+          { name: 'node', server: 'node', generator: 'paced', rate, seconds: duration },
+          { name: 'node-autocannon', server: 'node', generator: 'autocannon', rate, seconds: duration },
+          { name: 'fastify', server: 'fastify', generator: 'paced', rate, seconds: duration },
+          { name: 'max', server: 'node', generator: 'autocannon', rate: 0, seconds: Math.min(duration, 10) },
+        ] satisfies Pass[]
+      ).filter((pass) => wanted.has(pass.name));
       for (const [index, pass] of passes.entries()) {
         const tenant = `load-${index}`;
         const { secret, file } = await secretFor(tenant);
         const output = `${bucket}/load-${index}/`;
-        const receiver = await startReceiverProcess(env, [
-          '--output',
-          output,
-          '--port',
-          '0',
-          '--secrets',
-          file,
-          '--commit-every',
-          // The first commit comes after the load, so commits do not compete with it for the CPU.
-          `${pass.seconds + 5}s`,
-          '--http-server',
-          pass.server,
-        ]);
+        const profile = values['cpu-prof']
+          ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`]
+          : [];
+        const receiver = await startReceiverProcess(
+          env,
+          [
+            ...(values['max-in-flight'] ? ['--max-in-flight', values['max-in-flight']] : []),
+            '--output',
+            output,
+            '--port',
+            '0',
+            '--secrets',
+            file,
+            '--commit-every',
+            // The first commit comes after the load, so commits do not compete with it for the CPU.
+            `${pass.seconds + 5}s`,
+            '--http-server',
+            pass.server,
+          ],
+          profile,
+        );
         const result = await loadFromChild({
           url: receiver.url,
           secret,
@@ -407,11 +575,15 @@ async function orchestrate(): Promise<void> {
           connections,
           rate: pass.rate,
           durationSeconds: pass.seconds,
+          generator: pass.generator,
+          warmupSeconds: Number(values.warmup),
           businessIds,
         });
         type Percentiles = { p50: number; p99: number };
         const health = (await receiver.health()) as {
           responseMs: Percentiles;
+          eventLoopDelayMs: Percentiles & { max: number };
+          gc: { pauses: number; totalMs: number; maxMs: number };
           handoff: {
             meanBatch: number;
             putMs: Percentiles;
@@ -450,7 +622,7 @@ async function orchestrate(): Promise<void> {
         await receiver.stop();
         const ok = result.statuses['200'] ?? 0;
         log(
-          `| ${pass.server} | ${pass.rate > 0 ? `${pass.rate}/s` : 'max'} | ${result.perSecond} | ${fmt(result.latency.p50)} | ${fmt(result.latency.p90)} | ${fmt(result.latency.p99)} | ${fmt(result.latency.max)} | ${health.responseMs.p50}/${health.responseMs.p99} | ${ok} | ${result.requests - ok + result.errors} | ${sink.rows === sink.distinct && missing === 0 ? `yes (${sink.rows})` : `NO (${sink.rows} rows, ${sink.distinct} distinct, ${missing} missing)`} | ${handoff.meanBatch} | ${handoff.queuedMs.p50}/${handoff.queuedMs.p99} | ${handoff.handoffMs.p50}/${handoff.handoffMs.p99} | ${handoff.putMs.p99} | ${handoff.signalMs.p99} |`,
+          `| ${pass.server} | ${pass.generator} | ${pass.rate > 0 ? `${pass.rate}/s` : 'max'} | ${result.perSecond} | ${fmt(result.latency.p50)} | ${fmt(result.latency.p90)} | ${fmt(result.latency.p99)} | ${fmt(result.latency.max)} | ${health.responseMs.p50}/${health.responseMs.p99} | ${ok} | ${result.requests - ok + result.errors} | ${sink.rows === sink.distinct && missing === 0 ? `yes (${sink.rows})` : `NO (${sink.rows} rows, ${sink.distinct} distinct, ${missing} missing)`} | ${handoff.meanBatch} | ${handoff.queuedMs.p50}/${handoff.queuedMs.p99} | ${handoff.handoffMs.p50}/${handoff.handoffMs.p99} | ${handoff.putMs.p99} | ${handoff.signalMs.p99} | ${health.eventLoopDelayMs.p99}/${health.eventLoopDelayMs.max} | ${health.gc.pauses} (${health.gc.totalMs}/${health.gc.maxMs}) | ${result.loopDelayMs.p99}/${result.loopDelayMs.max} |`,
         );
       }
       log();
@@ -658,7 +830,7 @@ async function orchestrate(): Promise<void> {
     await Promise.all([temporal.stop(), s3.stop()]);
     rmSync(root, { recursive: true, force: true });
   }
-  if (!skip.size) {
+  if (!skip.size && !values['cpu-prof'] && values.passes === 'node,node-autocannon,fastify,max') {
     mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
     writeFileSync(path.join(ROOT, 'bench', 'results', 'receiver.md'), `${report.join('\n')}\n`);
   }

@@ -1,8 +1,11 @@
 // Hands verified deliveries durably to Temporal before the receiver answers 200: deliveries of the same
-// window are grouped (group commit: whatever arrives while a batch is being handed off goes in the next
-// one), each batch is written as one inbox object, then its window workflow is signalled (started if
-// needed) with the object's key and count. A delivery is acknowledged only after both have succeeded;
-// a failure answers 503 and the sender retries. Rows go to the object store, never into history.
+// window are grouped (group commit: whatever arrives while the window's hand-offs are under way goes in
+// the next batch), and each batch is signalled to its window workflow (started if needed).
+// A small batch (the usual case) rides in the signal itself as JSON-lines bytes: once Temporal has
+// accepted the signal the rows are in the window's history, and the window writes them to its inbox —
+// one round trip, no object-store put on the receiver. A batch too large for a signal is written as an
+// inbox object first (side by side with a signal carrying its key). A delivery is acknowledged only
+// after its hand-off has succeeded; a failure answers 503 and the sender retries.
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../lib/logger.js';
@@ -12,6 +15,7 @@ import {
   EVENT_WINDOW_WORKFLOW,
   EVENTS_ARRIVED_SIGNAL,
   HANDOFF_DEADLINE_MS,
+  INLINE_BATCH_MAX_BYTES,
   type EventsArrived,
   type EventWindowInput,
   type SinkWindowSettings,
@@ -43,8 +47,10 @@ export interface EventHandoffOptions {
   settings: SinkWindowSettings;
   /** Deliveries per inbox object at most. Default 1,000. */
   maxBatch?: number;
-  /** Batches of one window being handed off at once. Default 1 (signals to one workflow serialise anyway). */
+  /** Batches of one window being handed off at once. Default 2 (see bench/results/receiver.md). */
   maxInFlight?: number;
+  /** Batches up to this many bytes ride in their signal; larger ones are stored first. Default 128 KiB. */
+  inlineMaxBytes?: number;
   /** Event ids remembered as handed off, answered at once when delivered again. Default 100,000. */
   seenCapacity?: number;
   logger?: Logger;
@@ -72,12 +78,14 @@ export interface HandoffStats {
   accepted: number;
   duplicates: number;
   batches: number;
+  /** Batches that rode in their signal (the rest were stored first). */
+  carriedBatches: number;
   failedBatches: number;
   /** Deliveries waiting or being handed off now. */
   pending: number;
   /** Deliveries per batch, on average. */
   meanBatch: number;
-  /** Milliseconds of the last (up to 10,000) hand-offs: object put, then signal. */
+  /** Milliseconds of the last (up to 10,000) hand-offs: object put (stored-first batches), signal. */
   putMs: { p50: number; p99: number };
   signalMs: { p50: number; p99: number };
   /** Whole hand-offs (both), and how long deliveries waited for theirs to start. */
@@ -112,10 +120,17 @@ export class EventHandoff {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private readonly inlineMaxBytes: number;
   private readonly seenCapacity: number;
   private readonly logger: Logger;
   private readonly now: () => number;
-  private readonly counters = { accepted: 0, duplicates: 0, batches: 0, failedBatches: 0 };
+  private readonly counters = {
+    accepted: 0,
+    duplicates: 0,
+    batches: 0,
+    carriedBatches: 0,
+    failedBatches: 0,
+  };
   private readonly putTimes = new Samples();
   private readonly signalTimes = new Samples();
   private readonly handoffTimes = new Samples();
@@ -123,7 +138,8 @@ export class EventHandoff {
 
   constructor(private readonly options: EventHandoffOptions) {
     this.maxBatch = options.maxBatch ?? 1_000;
-    this.maxInFlight = options.maxInFlight ?? 1;
+    this.maxInFlight = options.maxInFlight ?? 2;
+    this.inlineMaxBytes = Math.min(options.inlineMaxBytes ?? INLINE_BATCH_MAX_BYTES, INLINE_BATCH_MAX_BYTES);
     this.seenCapacity = options.seenCapacity ?? 100_000;
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
@@ -207,8 +223,9 @@ export class EventHandoff {
     const { options } = this;
     const receivedAt = this.now();
     const batchId = `${String(receivedAt).padStart(14, '0')}-${randomUUID()}`;
-    const relative = sinkLayout.inboxBatch(group.tenant, group.windowStart, batchId);
-    const body = batch.map((waiter) => JSON.stringify(waiter.record)).join('\n') + '\n';
+    const body = Buffer.from(batch.map((waiter) => JSON.stringify(waiter.record)).join('\n') + '\n');
+    const carried = body.length <= this.inlineMaxBytes;
+    const relative = carried ? undefined : sinkLayout.inboxBatch(group.tenant, group.windowStart, batchId);
     const deadline = receivedAt + HANDOFF_DEADLINE_MS;
     const input: EventWindowInput = {
       output: options.output,
@@ -216,18 +233,26 @@ export class EventHandoff {
       windowStart: group.windowStart,
       settings: options.settings,
     };
-    const arrived: EventsArrived = { key: relative, events: batch.length, receivedAt };
+    const arrived: EventsArrived = {
+      ...(relative === undefined ? {} : { key: relative }),
+      events: batch.length,
+      receivedAt,
+    };
     const started = performance.now();
     for (const waiter of batch) this.queueTimes.add(started - waiter.queuedAt);
-    // The object put and the signal run side by side, both bounded by the hand-off deadline; the window
-    // commits a batch only once its signal is older than that deadline (see events-sink.ts), so by then
-    // an acknowledged batch is in the store. Both must succeed before anyone gets a 200.
-    const put = options.store
-      .put(joinKey(options.prefix, SINK_ROOT, relative), body, {
-        contentType: 'application/x-ndjson',
-        signal: AbortSignal.timeout(HANDOFF_DEADLINE_MS),
-      })
-      .then(() => this.putTimes.add(performance.now() - started));
+    // A stored-first batch: the object put and the signal run side by side, both bounded by the
+    // hand-off deadline; the window commits such a batch only once its signal is older than that
+    // deadline (see events-sink.ts), so by then an acknowledged batch is in the store. Both must succeed
+    // before anyone gets a 200. A carried batch is durable as soon as its signal is accepted.
+    const put =
+      relative === undefined
+        ? Promise.resolve()
+        : options.store
+            .put(joinKey(options.prefix, SINK_ROOT, relative), body, {
+              contentType: 'application/x-ndjson',
+              signal: AbortSignal.timeout(HANDOFF_DEADLINE_MS),
+            })
+            .then(() => this.putTimes.add(performance.now() - started));
     const signal = options.client.connection
       .withDeadline(deadline, () =>
         options.client.workflow.signalWithStart(EVENT_WINDOW_WORKFLOW, {
@@ -240,7 +265,8 @@ export class EventHandoff {
           taskQueue: options.taskQueue,
           args: [input],
           signal: EVENTS_ARRIVED_SIGNAL,
-          signalArgs: [arrived],
+          // The rows as bytes (a binary payload: not encoded again as JSON), only when carried.
+          signalArgs: (carried ? [arrived, body] : [arrived]) as [EventsArrived, Uint8Array?],
           // A window whose workflow has finished starts again for late deliveries and re-commits.
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         }),
@@ -265,6 +291,7 @@ export class EventHandoff {
       return;
     }
     this.counters.batches += 1;
+    if (carried) this.counters.carriedBatches += 1;
     this.counters.accepted += batch.length;
     for (const waiter of batch) {
       this.remember(`${tenantLabel(waiter.record.tenant_id)}|${waiter.record.event_id}`);

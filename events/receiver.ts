@@ -6,6 +6,7 @@
 // before the signature is checked.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { Logger } from '../lib/logger.js';
 import { silentLogger } from '../lib/logger.js';
 import { Samples, type HandoffOutcome } from './handoff.js';
@@ -191,11 +192,13 @@ export interface RunningReceiver {
 export async function startWebhookReceiver(options: WebhookReceiverOptions): Promise<RunningReceiver> {
   const intake = new DeliveryIntake(options);
   const responseMs = new Samples();
+  const stalls = watchStalls();
   const health = () => ({
     status: 'ok',
     secrets: options.secrets.size,
     ...intake.counters,
     responseMs: responseMs.percentiles(),
+    ...stalls.report(),
     ...(options.health?.() ?? {}),
   });
   const listen =
@@ -217,10 +220,43 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     port,
     intake,
     responseMs,
-    close: () => listen.close(),
+    close: async () => {
+      stalls.stop();
+      await listen.close();
+    },
     kill: async () => {
+      stalls.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * What holds the event loop up, for the health output: its delay (every request waits that long before
+ * it is even read) and garbage-collection pauses.
+ */
+function watchStalls(): { report(): Record<string, unknown>; stop(): void } {
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  const gc = { pauses: 0, totalMs: 0, maxMs: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.pauses += 1;
+      gc.totalMs += entry.duration;
+      gc.maxMs = Math.max(gc.maxMs, entry.duration);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+  return {
+    report: () => ({
+      eventLoopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+      gc: { pauses: gc.pauses, totalMs: Math.round(gc.totalMs), maxMs: Math.round(gc.maxMs * 10) / 10 },
+    }),
+    stop: () => {
+      loop.disable();
+      observer.disconnect();
     },
   };
 }

@@ -35,6 +35,8 @@ export interface EventsReceiverOptions {
   server?: 'node' | 'fastify';
   maxInFlight?: number;
   maxBatch?: number;
+  /** Batches up to this many bytes ride in their signal (default and most 128 KiB; 0 = always store first). */
+  inlineMaxBytes?: number;
 }
 
 export interface EventsReceiver {
@@ -99,6 +101,7 @@ export async function startEventsReceiver(options: EventsReceiverOptions): Promi
     logger,
     ...(options.maxInFlight ? { maxInFlight: options.maxInFlight } : {}),
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
+    ...(options.inlineMaxBytes !== undefined ? { inlineMaxBytes: options.inlineMaxBytes } : {}),
   });
   let receiver: RunningReceiver;
   try {

@@ -1,5 +1,7 @@
 // Inputs, results and names shared by the events workflows (window sink, pull run), their activities,
-// the webhook receiver and the CLI. Only keys, counts and settings travel here: never event rows.
+// the webhook receiver and the CLI. Keys, counts and settings travel here; the one exception is a small
+// batch of webhook deliveries, which rides in its `eventsArrived` signal as JSON-lines bytes (a separate
+// binary argument, never inside these objects; never secrets) and is written to the inbox by the window.
 import type { TableSummary } from './types.js';
 
 export const EVENT_WINDOW_WORKFLOW = 'eventWindowWorkflow';
@@ -38,10 +40,22 @@ export const DEFAULT_SINK_WINDOW: SinkWindowSettings = {
   idleMs: 300_000,
 };
 
-/** Sent by the receiver once a batch of deliveries is in the object store. */
+/**
+ * Largest batch (JSON-lines bytes) the receiver sends inside its signal instead of storing it first:
+ * far below Temporal's payload limits (warning at 512 KiB, refusal at 2 MiB per payload).
+ */
+export const INLINE_BATCH_MAX_BYTES = 128 * 1024;
+/** Inline bytes a window's run takes in before it continues as new, so its history stays small. */
+export const INLINE_BYTES_PER_RUN = 2 * 1024 * 1024;
+
+/**
+ * Sent by the receiver for each batch of deliveries: either stored already (`key`), or carried in the
+ * signal's second argument (JSON-lines bytes, `key` absent), durable in the window's history once the
+ * signal is accepted; the window writes carried batches to its inbox itself before committing them.
+ */
 export interface EventsArrived {
-  /** Inbox object, relative to the sink root. */
-  key: string;
+  /** Inbox object, relative to the sink root; absent when the batch rides in the signal. */
+  key?: string;
   /** Deliveries in the batch (after the receiver's own duplicate check). */
   events: number;
   receivedAt: number;
@@ -67,8 +81,10 @@ export interface EventWindowCarry {
   pending: number;
   firstPendingAt: number | undefined;
   lastSignalAt: number | undefined;
-  /** Signals of the last hand-off deadline: their batches may still be landing in the store. */
+  /** Stored-first signals of the last hand-off deadline: their batches may still be landing in the store. */
   recent: { at: number; events: number }[];
+  /** Batches carried in signals and written to the inbox by the window (part of `batches`). */
+  carriedBatches?: number;
   commits: number;
   lastCommit: EventWindowCommit | undefined;
   /** Runs of this workflow id so far (1 + continue-as-new count). */
@@ -91,6 +107,8 @@ export interface EventWindowCommit {
 }
 
 export interface EventWindowState extends EventWindowCarry {
+  /** Carried deliveries held by the window, not yet written to its inbox. */
+  buffered: number;
   windowStart: string;
   windowEnd: string;
   tenant: string | null;

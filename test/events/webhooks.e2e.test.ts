@@ -59,7 +59,12 @@ afterAll(async () => {
 });
 
 /** Registers the tenant's webhook with the CLI on a port chosen now, and starts a receiver there. */
-async function serve(tenant: string, output: string, port?: number): Promise<EventsReceiver> {
+async function serve(
+  tenant: string,
+  output: string,
+  port?: number,
+  options: { inlineMaxBytes?: number } = {},
+): Promise<EventsReceiver> {
   const chosen = port ?? (await freePort());
   const receiver = await startEventsReceiver({
     config,
@@ -67,6 +72,7 @@ async function serve(tenant: string, output: string, port?: number): Promise<Eve
     port: chosen,
     settings: SETTINGS,
     client: temporal,
+    ...options,
   });
   receivers.push(receiver);
   return receiver;
@@ -212,16 +218,19 @@ describe('webhook events', () => {
     expect(await deliveryStatuses(world.sandbox)).toEqual({ delivered: 2 });
   });
 
-  it('stores every good delivery once and refuses every badly signed one', async () => {
+  it.each([
+    { how: 'carried in their signals', tenant: 'bravo', inlineMaxBytes: undefined },
+    { how: 'stored before their signals', tenant: 'bravo-stored', inlineMaxBytes: 0 },
+  ])('stores every good delivery once and refuses every badly signed one (batches $how)', async (pass) => {
     const port = await freePort();
-    const { secret } = await register('bravo', port);
+    const { secret } = await register(pass.tenant, port);
     const output = s3Location('events-mixed');
-    const receiver = await serve('bravo', output, port);
+    const receiver = await serve(pass.tenant, output, port, { inlineMaxBytes: pass.inlineMaxBytes });
     const total = 200;
     const now = Date.now();
     const bodies = Array.from({ length: total }, (_, i) =>
       JSON.stringify({
-        tenant_id: 'bravo',
+        tenant_id: pass.tenant,
         partner_id: 'crm',
         event_id: `mixed-${i}-${now}`,
         event_name: 'new_product',
@@ -267,6 +276,12 @@ describe('webhook events', () => {
       30_000,
     );
     expect(rows.map((r) => r.event_id).sort()).toEqual([...goodIds].sort());
+    // The receiver's health output says how its batches went to Temporal.
+    const health = (await (await fetch(`${receiver.url}/healthz`)).json()) as {
+      handoff: { batches: number; carriedBatches: number };
+    };
+    expect(health.handoff.batches).toBeGreaterThan(0);
+    expect(health.handoff.carriedBatches).toBe(pass.inlineMaxBytes === 0 ? 0 : health.handoff.batches);
   });
 
   it('holds every event once after the receiver is killed mid-stream and restarted', async () => {

@@ -1,6 +1,7 @@
 // The window sink workflow on its own, on the suite's Temporal and S3 with an in-process worker: it
 // merges inbox batches into one row per event, continues as new instead of growing its history, and
-// starts again for a delivery that arrives after it finished, re-committing the window with it.
+// starts again for a delivery that arrives after it finished, re-committing the window with it; batches
+// carried in their signals are written to the inbox by the window itself, before it commits or moves on.
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichflowConfig } from '../../config/index.js';
@@ -71,7 +72,66 @@ async function deliverBatch(input: EventWindowInput, batchId: string, records: S
   });
 }
 
+/** Signals a batch with its rows carried in the signal, as the receiver does for small batches. */
+async function carryBatch(input: EventWindowInput, records: SinkEventRecord[]) {
+  const lines = Buffer.from(records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await temporal.workflow.signalWithStart(EVENT_WINDOW_WORKFLOW, {
+    workflowId: eventWindowWorkflowId(input.output, input.settings.windowMs, input.tenant, input.windowStart),
+    taskQueue: config.temporal.taskQueue,
+    args: [input],
+    signal: EVENTS_ARRIVED_SIGNAL,
+    signalArgs: [{ events: records.length, receivedAt: Date.now() }, lines],
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+  });
+}
+
 describe('event window workflow', () => {
+  it('lands batches carried in signals once each, across continue-as-new, with stored ones beside them', async () => {
+    const output = s3Location('events-window-carried');
+    const input: EventWindowInput = {
+      output,
+      tenant: 'acme',
+      windowStart: WINDOW_START,
+      settings: SETTINGS,
+      signalsPerRun: 4,
+    };
+    const workflowId = eventWindowWorkflowId(output, SETTINGS.windowMs, 'acme', WINDOW_START);
+    // Twelve carried batches of three, each repeating an event of the one before, sent two at a time
+    // (as a receiver with two hand-offs in flight does), and one stored-first batch among them.
+    for (let batch = 0; batch < 12; batch += 2) {
+      await Promise.all(
+        [batch, batch + 1].map((b) =>
+          carryBatch(
+            input,
+            [`c-${b * 2}`, `c-${b * 2 + 1}`, `c-${Math.max(0, b * 2 - 1)}`].map((id, i) =>
+              record(id, `2026-01-01T00:01:0${i}.000Z`),
+            ),
+          ),
+        ),
+      );
+      if (batch === 6) await deliverBatch(input, 'stored', [record('s-1', '2026-01-01T00:01:09.000Z')]);
+    }
+    const result = (await temporal.workflow.getHandle(workflowId).result()) as EventWindowResult;
+    expect(result).toMatchObject({ rows: 25, deliveries: 37, batches: 13 });
+    expect(result.generation).toBeGreaterThan(1);
+    const ids = (await readSink(config, output)).map((r) => r.event_id).sort();
+    expect(ids).toEqual([...Array.from({ length: 24 }, (_, i) => `c-${i}`), 's-1'].sort());
+    const manifest = await readObjectJson<{ rows: number; duplicates_dropped: number; complete: boolean }>(
+      config,
+      `${output}events/tenant=acme/window=20260101T000000Z/manifest.json`,
+    );
+    expect(manifest).toMatchObject({ rows: 25, complete: true });
+    // 12 repeated deliveries at least; more when a workflow task was redone after writing its batch.
+    expect(manifest?.duplicates_dropped).toBeGreaterThanOrEqual(12);
+    // Committed batches, carried or stored, leave the inbox.
+    const { store, prefix } = storeResolverFor(config)(
+      `${output}events/_work/inbox/tenant=acme/window=20260101T000000Z/`,
+    );
+    const left: string[] = [];
+    for await (const info of store.list(prefix)) left.push(info.key);
+    expect(left).toEqual([]);
+  });
+
   it('stores each event once, continues as new, and re-commits for a late delivery', async () => {
     const output = s3Location('events-window');
     const input: EventWindowInput = {
