@@ -542,12 +542,12 @@ export function createActivities(deps: ActivityDeps) {
           : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
         const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
         heartbeat({ dataset, files: local.length });
-        await connection.run(`CREATE TABLE results AS SELECT * FROM ${source}`);
+        // Streamed twice rather than held: a large dataset's records do not fit the session's memory.
         const table = await writeParquetTable(
           connection,
           files,
           dataset,
-          `SELECT business_id${projection ? ', ' + projection : ''} FROM results WHERE data IS NOT NULL
+          `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
              QUALIFY row_number() OVER (PARTITION BY business_id) = 1 ORDER BY business_id`,
           scratch,
         );
@@ -559,7 +559,7 @@ export function createActivities(deps: ActivityDeps) {
         await connection.run(
           `COPY (
              WITH checked AS (
-               SELECT business_id, bool_or(data IS NOT NULL) AS found FROM results GROUP BY business_id
+               SELECT business_id, bool_or(data IS NOT NULL) AS found FROM ${source} GROUP BY business_id
              )
              SELECT business_id, found, now()::TIMESTAMPTZ AS checked_at, ${sqlString(run.runId)} AS run_id FROM checked
              ${
