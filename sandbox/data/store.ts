@@ -23,7 +23,10 @@ export interface OpenStoreOptions {
   logger?: Logger;
   /** Runs on a fresh database after the generator, before it is put in place (e.g. event history). */
   afterGenerate?: (connection: DuckDBConnection) => Promise<void>;
-  /** DuckDB `memory_limit` while serving; default 48MB, so the buffer pool stays small beside the heap. */
+  /**
+   * DuckDB `memory_limit` while serving; default 64MB, so the buffer pool stays small beside the heap
+   * (at 32MB concurrent prospect fetches ran out of memory).
+   */
   memoryLimit?: string;
   /** DuckDB worker threads; default 2. */
   threads?: number;
@@ -117,7 +120,7 @@ export class SandboxStore {
     const path = join(options.dataDir, DATABASE_FILE);
     const config = {
       threads: String(options.threads ?? 2),
-      memory_limit: options.memoryLimit ?? '48MB',
+      memory_limit: options.memoryLimit ?? '64MB',
       // Memory a query freed goes back to the system once the process holds more than this.
       allocator_flush_threshold: '16MB',
     };
