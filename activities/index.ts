@@ -33,7 +33,7 @@ import { rejectReasonsOf, renderRunReport } from './report.js';
 import { planInput } from './plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, ledgerKey, runLayout, stageBatching } from './run-layout.js';
 import { joinKey } from '../storage/object-store.js';
-import { RunFiles, type StoreResolver } from './run-files.js';
+import { gatherLines, RunFiles, type StoreResolver } from './run-files.js';
 import { datasetColumns, datasetRecordStruct } from './table-schema.js';
 
 export { InputFileError } from './plan-input.js';
@@ -367,9 +367,11 @@ export function createActivities(deps: ActivityDeps) {
           );
         } else {
           const resultKeys = await files.list(runLayout.resultsPrefix('match'));
-          const local = await downloadAll(files, resultKeys, path.join(scratch, 'match-results'));
-          const source = local.length
-            ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = {key_id: 'BIGINT', business_id: 'VARCHAR'})`
+          const local = await gatherLines(files, resultKeys, path.join(scratch, 'match-results.jsonl'), (n) =>
+            heartbeat({ gathered: n }),
+          );
+          const source = local
+            ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {key_id: 'BIGINT', business_id: 'VARCHAR'})`
             : `(SELECT NULL::BIGINT AS key_id, NULL::VARCHAR AS business_id WHERE false)`;
           await connection.run(`CREATE TABLE results AS SELECT DISTINCT key_id, business_id FROM ${source}`);
           await connection.run(
@@ -534,14 +536,16 @@ export function createActivities(deps: ActivityDeps) {
       await files.store.delete(files.key(runLayout.success));
       return duck(async (connection, scratch) => {
         const keys = await files.list(runLayout.resultsPrefix(dataset));
-        const local = await downloadAll(files, keys, path.join(scratch, 'results'));
+        const local = await gatherLines(files, keys, path.join(scratch, 'results.jsonl'), (gathered) =>
+          heartbeat({ dataset, gathered }),
+        );
         const columns = datasetColumns(dataset).slice(1);
         const struct = datasetRecordStruct(dataset);
-        const source = local.length
-          ? `read_json([${local.map(sqlString).join(', ')}], format = 'newline_delimited', columns = {business_id: 'VARCHAR', data: ${sqlString(struct)}})`
+        const source = local
+          ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {business_id: 'VARCHAR', data: ${sqlString(struct)}})`
           : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
         const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
-        heartbeat({ dataset, files: local.length });
+        heartbeat({ dataset, files: keys.length });
         // Streamed twice rather than held: a large dataset's records do not fit the session's memory.
         const table = await writeParquetTable(
           connection,

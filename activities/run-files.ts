@@ -1,6 +1,8 @@
 // The files of one run, addressed by keys relative to the run's prefix in its object store.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import pLimit from 'p-limit';
 import type { ObjectStore } from '../storage/object-store.js';
 import type { RunLocation } from '../workflows/types.js';
 
@@ -46,6 +48,50 @@ export class RunFiles {
       keys.push(info.key.slice(this.root.length));
     return keys;
   }
+}
+
+/**
+ * Concatenates many small JSON-lines objects of a run into one local file, in no particular order
+ * (undefined when there are none). DuckDB gives every file of a `read_json` list its own buffers, so
+ * thousands of batch files cost far more time and memory than one file of the same lines.
+ */
+export async function gatherLines(
+  files: RunFiles,
+  keys: readonly string[],
+  target: string,
+  onProgress?: (gathered: number) => void,
+): Promise<string | undefined> {
+  if (keys.length === 0) return undefined;
+  const out = createWriteStream(target);
+  const finished = new Promise<void>((resolve, reject) => {
+    out.on('finish', resolve);
+    out.on('error', reject);
+  });
+  const limit = pLimit(16);
+  let gathered = 0;
+  // Back-pressure: when the file's buffer is full, every writer waits for the one drain.
+  let drained: Promise<void> | undefined;
+  await Promise.all(
+    keys.map((key) =>
+      limit(async () => {
+        const bytes = await files.store.getBytes(files.key(key));
+        if (bytes.length > 0) {
+          const whole = bytes[bytes.length - 1] === 0x0a ? bytes : Buffer.concat([bytes, Buffer.from('\n')]);
+          if (!out.write(whole)) {
+            drained ??= once(out, 'drain').then(() => {
+              drained = undefined;
+            });
+            await drained;
+          }
+        }
+        gathered += 1;
+        if (gathered % 500 === 0) onProgress?.(gathered);
+      }),
+    ),
+  );
+  out.end();
+  await finished;
+  return target;
 }
 
 export async function sha256File(file: string): Promise<string> {

@@ -181,6 +181,16 @@ try {
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
   console.log(`worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'})`);
 
+  // The worker's RSS over time, to tell which phase sets the peak.
+  const rssSamples: [number, number][] = [];
+  const sampler = setInterval(() => {
+    try {
+      const status = readFileSync(`/proc/${worker.pid!}/status`, 'utf8');
+      rssSamples.push([Date.now(), Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024]);
+    } catch {
+      // the worker is gone
+    }
+  }, 200);
   const started = Date.now();
   const summary = (await client.workflow.execute('enrichRunWorkflow', {
     taskQueue: 'enrichflow',
@@ -198,6 +208,9 @@ try {
     ],
   })) as RunSummary;
   const elapsed = (Date.now() - started) / 1000;
+  clearInterval(sampler);
+  const peakBetween = (from: number, to: number) =>
+    Math.max(0, ...rssSamples.filter(([t]) => t >= from && t <= to).map(([, mb]) => mb)).toFixed(0);
   const workerRss = peakRssMb(worker.pid!);
   const calls = summary.stages.reduce((sum, s) => sum + s.calls, 0);
   const apiSeconds =
@@ -272,6 +285,16 @@ try {
   const firstStage = Math.min(...summary.stages.map((s) => s.startedAt));
   const lastStage = Math.max(...summary.stages.map((s) => s.updatedAt));
   const matchStage = summary.stages.find((s) => s.stage === 'match');
+  const datasetsStart = Math.min(
+    ...summary.stages.filter((s) => s.stage !== 'match').map((s) => s.startedAt),
+  );
+  const memory = [
+    `planning ${peakBetween(started, firstStage)}`,
+    matchStage ? `match ${peakBetween(matchStage.startedAt, matchStage.updatedAt)}` : '',
+    matchStage ? `enrich plan ${peakBetween(matchStage.updatedAt, datasetsStart)}` : '',
+    `datasets ${peakBetween(datasetsStart, lastStage)}`,
+    `commit ${peakBetween(lastStage, started + elapsed * 1000)}`,
+  ].filter(Boolean);
   const phases = [
     `planning ${((firstStage - started) / 1000).toFixed(1)} s`,
     matchStage ? `match ${((matchStage.updatedAt - matchStage.startedAt) / 1000).toFixed(1)} s` : '',
@@ -290,7 +313,7 @@ try {
     `ideal at ${ratePerSecond}/s: ${ideal.toFixed(1)} s`,
     `enrichflow end to end: ${elapsed.toFixed(1)} s = ${(elapsed / ideal).toFixed(3)} x ideal (API stages ${apiSeconds.toFixed(1)} s, ${(calls / apiSeconds).toFixed(1)} calls/s)`,
     `plain p-limit script, same calls (${baselineCalls}, ${baselineRetries} retried after a 429) at the same rate: ${baseline.toFixed(1)} s; enrichflow = ${(elapsed / baseline).toFixed(3)} x the script`,
-    `worker peak RSS: ${workerRss.toFixed(0)} MB`,
+    `worker peak RSS: ${workerRss.toFixed(0)} MB (peak per phase, MB: ${memory.join(', ')})`,
     `output rows: ${summary.tables.map((t) => `${t.table} ${t.rows}`).join(', ')}`,
   ];
   console.log(report.join('\n'));
