@@ -21,6 +21,7 @@ COPY stack ./stack
 COPY storage ./storage
 COPY workers ./workers
 COPY workflows ./workflows
+COPY scripts/bundle-workflows.js ./scripts/bundle-workflows.js
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22.18.0-bookworm-slim AS runtime

@@ -26,6 +26,17 @@ export function workflowsPath(): string {
   throw new Error('cannot find workflows/index (run npm run build)');
 }
 
+/**
+ * Where the worker gets its workflow code: the bundle `npm run build` wrote next to the compiled code
+ * (no bundler at start: faster, and ~100 MB less memory per worker), else bundled from the sources.
+ */
+export function workflowSource(): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+  const prebuilt = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+  if (import.meta.url.endsWith('.js') && existsSync(prebuilt))
+    return { workflowBundle: { codePath: prebuilt } };
+  return { workflowsPath: workflowsPath() };
+}
+
 export function storeResolverFor(config: EnrichflowConfig): StoreResolver {
   const s3: S3ConnectionOptions = {
     region: config.s3.region,
@@ -101,9 +112,7 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: workflowsPath() }),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : workflowSource()),
     activities: { ...tableActivities, ...exportTableActivities, ...eventTableActivities },
     // Planning and committing are DuckDB-heavy; two at a time per process keeps memory predictable.
     maxConcurrentActivityTaskExecutions: 2,
