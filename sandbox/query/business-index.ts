@@ -69,8 +69,9 @@ export class BusinessIndex {
   }
 
   /**
-   * Employers allowed by the prospect filters about the company (location, size, revenue, categories,
-   * NAICS); null when none of them is given. `company_name` is not handled here.
+   * Employers allowed by the prospect filters about the company (region, city, size, revenue,
+   * categories, NAICS); null when none of them is given. `company_name` is not handled here, nor
+   * `company_country_code` (the prospect index has bitmaps by employer country).
    */
   employerMask(filters: ProspectFilters): Uint8Array | null {
     let industries: Uint8Array | null = null;
@@ -94,9 +95,6 @@ export class BusinessIndex {
     const narrowRegions = (mask: Uint8Array) => {
       regions = regions ? regions.map((v, i) => v & (mask[i] ?? 0)) : mask;
     };
-    const countries = wanted(filters.company_country_code);
-    if (countries)
-      narrowRegions(maskOf(REGION_LIST, (entry) => countries.has(entry.country.code.toLowerCase())));
     const regionCodes = wanted(filters.company_region_country_code);
     if (regionCodes) narrowRegions(maskOf(REGION_LIST, (entry) => regionCodes.has(entry.iso)));
 

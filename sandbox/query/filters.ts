@@ -11,7 +11,7 @@ import { normalizeCompanyName, titleWords } from '../data/normalize.js';
 import { RELATED_FAMILIES, TITLES, type TitleEntry } from '../data/people.js';
 import { REGION_LIST } from '../data/places.js';
 import { HAS_EMAIL, HAS_PHONE } from '../data/prospect-batches.js';
-import type { ProspectSearch } from './prospect-index.js';
+import type { IndexedTerms, ProspectSearch } from './prospect-index.js';
 import { anyOf, containsAny, negated, NEVER, type SqlParams } from './sql.js';
 
 const lower = (values: readonly string[]) => values.map((value) => value.toLowerCase());
@@ -137,72 +137,44 @@ function rangeOf(
   return [range?.gte ?? -Infinity, range?.lte ?? Infinity];
 }
 
-/** AND of two masks (either may be absent). */
-function both(a: Uint8Array | null, b: Uint8Array | null): Uint8Array | null {
-  if (!a) return b;
-  if (!b) return a;
-  return a.map((value, i) => value & (b[i] ?? 0));
-}
-
 function titleMaskWhere(test: (entry: TitleEntry) => boolean): Uint8Array {
   return Uint8Array.from(TITLES, (entry) => (test(entry) ? 1 : 0));
 }
 
-/** Allowed catalogue titles for the title, level and department filters; null when none is given. */
+/** Allowed catalogue titles for the job title filter; null when it is not given. (Levels and departments
+ * are answered by the prospect index's bitmaps.) */
 export function titleMask(filters: ProspectFilters): Uint8Array | null {
-  let mask: Uint8Array | null = null;
-  if (filters.job_title && filters.job_title.values.length > 0) {
-    const wanted = filters.job_title.values.map(titleWords).filter((words) => words.length > 0);
-    const related = filters.job_title.include_related_job_titles
-      ? new Set(relatedTitleFamilies(filters.job_title.values))
-      : new Set<string>();
-    mask = both(
-      mask,
-      titleMaskWhere((entry) => {
-        const words = new Set(titleWords(entry.title));
-        return related.has(entry.family) || wanted.some((value) => value.every((word) => words.has(word)));
-      }),
-    );
-  }
-  if (present(filters.job_level)) {
-    const levels = new Set<string>(filters.job_level.values);
-    mask = both(
-      mask,
-      titleMaskWhere((entry) =>
-        [entry.level, ...(entry.alsoLevels ?? [])].some((level) => levels.has(level)),
-      ),
-    );
-  }
-  if (present(filters.job_department)) {
-    const departments = new Set<string>(filters.job_department.values.map(canonicalJobDepartment));
-    mask = both(
-      mask,
-      titleMaskWhere((entry) =>
-        [entry.department, ...(entry.alsoDepartments ?? [])].some((dept) => departments.has(dept)),
-      ),
-    );
-  }
-  return mask;
+  if (!filters.job_title || filters.job_title.values.length === 0) return null;
+  const wanted = filters.job_title.values.map(titleWords).filter((words) => words.length > 0);
+  const related = filters.job_title.include_related_job_titles
+    ? new Set(relatedTitleFamilies(filters.job_title.values))
+    : new Set<string>();
+  return titleMaskWhere((entry) => {
+    const words = new Set(titleWords(entry.title));
+    return related.has(entry.family) || wanted.some((value) => value.every((word) => words.has(word)));
+  });
 }
 
-/** Allowed regions of the prospect's own location (country and region filters); null when neither is given. */
+/** Allowed regions of the prospect's own location for the region filter; null when it is not given.
+ * (Countries are answered by the prospect index's bitmaps.) */
 export function regionMask(filters: ProspectFilters): Uint8Array | null {
-  let mask: Uint8Array | null = null;
-  if (present(filters.country_code)) {
-    const countries = new Set(upper(filters.country_code.values));
-    mask = both(
-      mask,
-      Uint8Array.from(REGION_LIST, (entry) => (countries.has(entry.country.code) ? 1 : 0)),
-    );
-  }
-  if (present(filters.region_country_code)) {
-    const regions = new Set(lower(filters.region_country_code.values));
-    mask = both(
-      mask,
-      Uint8Array.from(REGION_LIST, (entry) => (regions.has(entry.iso) ? 1 : 0)),
-    );
-  }
-  return mask;
+  if (!present(filters.region_country_code)) return null;
+  const regions = new Set(lower(filters.region_country_code.values));
+  return Uint8Array.from(REGION_LIST, (entry) => (regions.has(entry.iso) ? 1 : 0));
+}
+
+/** The filters the prospect index answers from bitmaps: levels, departments, countries. */
+export function indexedTerms(filters: ProspectFilters): IndexedTerms {
+  return {
+    levels: present(filters.job_level) ? [...filters.job_level.values] : null,
+    departments: present(filters.job_department)
+      ? filters.job_department.values.map(canonicalJobDepartment)
+      : null,
+    countries: present(filters.country_code) ? upper(filters.country_code.values) : null,
+    employerCountries: present(filters.company_country_code)
+      ? upper(filters.company_country_code.values)
+      : null,
+  };
 }
 
 /** The parts of a prospect search that need no database: titles, regions, contact flags, ranges. */
@@ -221,6 +193,7 @@ export function prospectSearchBase(
     else flagsClear |= HAS_PHONE;
   }
   return {
+    terms: indexedTerms(f),
     titles: titleMask(f),
     regions: regionMask(f),
     flagsSet,
