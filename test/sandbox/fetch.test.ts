@@ -150,6 +150,20 @@ const FILTER_CASES: { name: string; filters: ProspectFilters; expect: (p: Prospe
       p.company.naics.startsWith('54'),
   },
   {
+    name: 'without email, by level, prospect country and company country together',
+    filters: {
+      has_email: { value: false },
+      job_level: { values: ['manager', 'non-managerial', 'senior non-managerial'] },
+      country_code: { values: ['us', 'GB', 'de'] },
+      company_country_code: { values: ['US', 'gb'] },
+    },
+    expect: (p) =>
+      !p.hasEmail &&
+      ['manager', 'non-managerial', 'senior non-managerial'].some((level) => p.levels.includes(level)) &&
+      ['US', 'GB', 'DE'].includes(p.country) &&
+      ['US', 'GB'].includes(p.company.country),
+  },
+  {
     name: 'department, spec spelling IT',
     filters: { job_department: { values: ['IT', 'data'] } },
     expect: (p) => p.departments.includes('it') || p.departments.includes('data'),
