@@ -546,15 +546,35 @@ export function createActivities(deps: ActivityDeps) {
           : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
         const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
         heartbeat({ dataset, files: keys.length });
-        // Streamed twice rather than held: a large dataset's records do not fit the session's memory.
-        const table = await writeParquetTable(
+        // Streamed rather than held, in file order (sorting wide records costs more memory than a
+        // warehouse gains), in row groups of 16,384 rows (the writer holds a group in memory). Batches
+        // never overlap, so an id comes once; should results ever overlap, the table is written again
+        // with one row per id (checked on the written file's id column, which is cheap to read).
+        await connection.run('SET preserve_insertion_order = false');
+        const write = (dedupe: boolean) =>
+          writeParquetTable(
+            connection,
+            files,
+            dataset,
+            `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
+               ${dedupe ? 'QUALIFY row_number() OVER (PARTITION BY business_id) = 1' : ''}`,
+            scratch,
+            { rowGroupRows: 16_384 },
+          );
+        let table = await write(false);
+        const [ids] = await queryRows<{ n: number; d: number }>(
           connection,
-          files,
-          dataset,
-          `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
-             QUALIFY row_number() OVER (PARTITION BY business_id) = 1 ORDER BY business_id`,
-          scratch,
+          `SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM read_parquet(${sqlString(
+            path.join(scratch, `table-${dataset}`, '*.parquet'),
+          )})`,
         );
+        if (Number(ids?.n ?? 0) !== Number(ids?.d ?? 0)) {
+          logger.warn(
+            { dataset, rows: ids?.n, ids: ids?.d },
+            'overlapping batch results: writing one row per id',
+          );
+          table = await write(true);
+        }
         // The freshness ledger: this run's ids replace their earlier rows, in one object written whole.
         const previous = path.join(scratch, 'ledger-before.parquet');
         const hasPrevious = await output.store.exists(ledger);

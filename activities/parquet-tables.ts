@@ -2,7 +2,7 @@
 // for any table smaller than that), uploaded under deterministic names, with rows, bytes, checksum and
 // column types recorded for the manifest. Stale parts of an earlier attempt are removed.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { TableSummary } from '../workflows/types.js';
 import { queryRows, sqlString } from './duckdb-session.js';
@@ -26,7 +26,10 @@ export async function writeParquetTable(
   scratchDir: string,
   options: ParquetTableOptions = {},
 ): Promise<TableSummary> {
+  // The local files stay in `<scratch>/table-<table>/` until the session ends (callers may check them);
+  // a second write of the same table starts from an empty folder.
   const outDir = path.join(scratchDir, `table-${table}`);
+  await rm(outDir, { recursive: true, force: true });
   await connection.run(
     `COPY (${selectSql}) TO ${sqlString(outDir)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${options.rowGroupRows ?? ROW_GROUP_ROWS},
        FILE_SIZE_BYTES '${MAX_PARQUET_FILE_BYTES}', FILENAME_PATTERN 'part-{i}')`,
