@@ -29,6 +29,7 @@ import { freePort } from '../stack/ports.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import { startS3Server } from '../stack/versitygw.js';
 import { createEnrichflowWorkers, storeResolverFor, workflowsPath } from '../workers/worker.js';
+import { INLINE_BATCH_MAX_BYTES } from '../workflows/events-types.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(HERE), '..');
@@ -45,8 +46,9 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     skip: { type: 'string', default: '' },
     'max-in-flight': { type: 'string', default: '' },
-    /** Load passes to run: node, node-autocannon, fastify, max (all by default). */
-    passes: { type: 'string', default: 'node,node-autocannon,fastify,max' },
+    'inline-max-bytes': { type: 'string', default: '' },
+    /** Load passes to run: node, node-autocannon, node-carried, fastify, max (all by default). */
+    passes: { type: 'string', default: 'node,node-autocannon,node-carried,fastify,max' },
     /** Seconds at the rate before each load pass measures. */
     warmup: { type: 'string', default: '3' },
     /** Folder for V8 CPU profiles of the receiver processes (`--cpu-prof`), for finding where time goes. */
@@ -93,6 +95,8 @@ interface LoadResult {
   acceptedIds?: string[];
   /** The load process's own event-loop delay: what its latency figures may include of its own. */
   loopDelayMs: { p99: number; max: number };
+  /** Paced sender: the slowest delivery of each second (by due time), for BENCH_DEBUG. */
+  slowestBySecond?: number[];
 }
 
 interface AutocannonRequest {
@@ -131,60 +135,89 @@ function percentile(sorted: number[], q: number): number {
 
 /** The open-loop sender (see `LoadSpec.generator`): deliveries due at a fixed rate, keep-alive connections. */
 async function runPaced(spec: LoadSpec): Promise<LoadResult> {
-  const { Agent, request } = await import('node:http');
-  const agent = new Agent({ keepAlive: true, maxSockets: spec.connections });
-  const target = new URL('/webhooks/events', spec.url);
+  // undici clients: keep-alive connections and little work per request, so the sender keeps its pace.
+  // Deliveries go round the connections (the next idle one, else the least loaded), so every connection
+  // stays in use as a busy sender's would: none sits idle until the receiver's keep-alive timeout
+  // closes it and a burst has to open new ones (connection set-up on this machine took seconds at times).
+  const { Client } = await import('undici');
+  const connections = Array.from({ length: spec.connections }, () => ({
+    client: new Client(spec.url, { pipelining: 1 }),
+    busy: 0,
+  }));
+  let turn = 0;
+  const pick = () => {
+    let best = connections[turn % connections.length] as (typeof connections)[number];
+    for (let i = 0; i < connections.length; i += 1) {
+      const candidate = connections[(turn + i) % connections.length] as (typeof connections)[number];
+      if (candidate.busy === 0) {
+        best = candidate;
+        turn += i + 1;
+        break;
+      }
+      if (candidate.busy < best.busy) best = candidate;
+    }
+    return best;
+  };
   const runId = Date.now().toString(36);
   const accepted: string[] = [];
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
+  const slowest: number[] = [];
+  const traced: Record<string, number>[] = [];
+  let measuredFrom = 0;
   let errors = 0;
   let timeouts = 0;
   const loop = monitorEventLoopDelay({ resolution: 5 });
-  const send = (index: number, dueAt: number, measured: boolean) =>
-    new Promise<void>((resolve) => {
-      const eventId = `load-${runId}-${index}`;
-      const body = deliveryBody(spec, eventId, index);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const req = request(
-        target,
-        {
-          method: 'POST',
-          agent,
-          timeout: 10_000,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            'x-timestamp': String(timestamp),
-            'x-signature': signDeliveryBody(spec.secret, timestamp, body),
-          },
+  const send = async (index: number, dueAt: number, measured: boolean) => {
+    const eventId = `load-${runId}-${index}`;
+    const body = deliveryBody(spec, eventId, index);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const connection = pick();
+    const busyAtPick = connection.busy;
+    const pickedAt = performance.now();
+    connection.busy += 1;
+    try {
+      const response = await connection.client.request({
+        path: '/webhooks/events',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-timestamp': String(timestamp),
+          'x-signature': signDeliveryBody(spec.secret, timestamp, body),
         },
-        (response) => {
-          response.resume();
-          response.on('end', () => {
-            const status = response.statusCode ?? 0;
-            if (status === 200) accepted.push(eventId);
-            if (measured) {
-              latencies.push(performance.now() - dueAt);
-              statuses[status] = (statuses[status] ?? 0) + 1;
-            }
-            resolve();
+        body,
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
+      await response.body.dump();
+      const status = response.statusCode;
+      if (status === 200) accepted.push(eventId);
+      if (measured) {
+        const took = performance.now() - dueAt;
+        if (process.env.BENCH_DEBUG && took > 1000 && traced.length < 40)
+          traced.push({
+            at: Math.round(dueAt - measuredFrom),
+            took: Math.round(took),
+            lateToPick: Math.round(pickedAt - dueAt),
+            conn: connections.indexOf(connection),
+            busyAtPick,
           });
-        },
-      );
-      req.on('timeout', () => {
-        timeouts += 1;
-        req.destroy(new Error('timeout'));
-      });
-      req.on('error', () => {
-        errors += 1;
-        resolve();
-      });
-      req.end(body);
-    });
+        const second = Math.floor((dueAt - measuredFrom) / 1000);
+        slowest[second] = Math.max(slowest[second] ?? 0, Math.round(took));
+        latencies.push(took);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+    } catch (error) {
+      if ((error as { code?: string }).code?.includes('TIMEOUT')) timeouts += 1;
+      errors += 1;
+    } finally {
+      connection.busy -= 1;
+    }
+  };
   const phase = async (first: number, count: number, measured: boolean) => {
     const sent: Promise<void>[] = [];
     const start = performance.now() + 5;
+    if (measured) measuredFrom = start;
     let next = 0;
     await new Promise<void>((resolve) => {
       const tick = () => {
@@ -205,9 +238,11 @@ async function runPaced(spec: LoadSpec): Promise<LoadResult> {
   if (warmup > 0) await phase(0, warmup, false);
   loop.enable();
   const seconds = await phase(warmup, Math.round(spec.durationSeconds * spec.rate), true);
-  agent.destroy();
+  await Promise.all(connections.map(({ client }) => client.close()));
+  if (process.env.BENCH_DEBUG) process.stderr.write(`${JSON.stringify(traced)}\n`);
   const sorted = latencies.sort((a, b) => a - b);
   return {
+    slowestBySecond: slowest,
     requests: latencies.length + errors,
     seconds,
     perSecond: Math.round(latencies.length / seconds),
@@ -327,6 +362,7 @@ async function loadFromChild(spec: LoadSpec): Promise<LoadResult> {
   child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   if (code !== 0) throw new Error(`load process failed (${code}): ${err.slice(-2000)}`);
+  if (process.env.BENCH_DEBUG) console.error(err.slice(-6000));
   return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as LoadResult;
 }
 
@@ -513,9 +549,7 @@ async function orchestrate(): Promise<void> {
     log(
       `Machine: ${machine}. Temporal dev server (SQLite file), versitygw, worker and sandbox on the same machine;`,
     );
-    log(
-      'the receiver (`enrichflow webhooks serve`) and the load generator (autocannon) each in their own process.',
-    );
+    log('the receiver (`enrichflow webhooks serve`) and the load generator each in their own process.');
     log();
 
     // ---- 1. load -----------------------------------------------------------------------------------
@@ -533,11 +567,21 @@ async function orchestrate(): Promise<void> {
         generator: 'paced' | 'autocannon';
         rate: number;
         seconds: number;
+        /** Batches carried in their signals (`--inline-max-bytes`), otherwise stored first. */
+        carried?: boolean;
       };
       const passes: Pass[] = (
         [
           { name: 'node', server: 'node', generator: 'paced', rate, seconds: duration },
           { name: 'node-autocannon', server: 'node', generator: 'autocannon', rate, seconds: duration },
+          {
+            name: 'node-carried',
+            server: 'node',
+            generator: 'paced',
+            rate,
+            seconds: duration,
+            carried: true,
+          },
           { name: 'fastify', server: 'fastify', generator: 'paced', rate, seconds: duration },
           { name: 'max', server: 'node', generator: 'autocannon', rate: 0, seconds: Math.min(duration, 10) },
         ] satisfies Pass[]
@@ -553,6 +597,9 @@ async function orchestrate(): Promise<void> {
           env,
           [
             ...(values['max-in-flight'] ? ['--max-in-flight', values['max-in-flight']] : []),
+            ...(values['inline-max-bytes'] || pass.carried
+              ? ['--inline-max-bytes', values['inline-max-bytes'] || String(INLINE_BATCH_MAX_BYTES)]
+              : []),
             '--output',
             output,
             '--port',
@@ -579,6 +626,7 @@ async function orchestrate(): Promise<void> {
           warmupSeconds: Number(values.warmup),
           businessIds,
         });
+        if (process.env.BENCH_DEBUG) console.error('slowest by second', result.slowestBySecond);
         type Percentiles = { p50: number; p99: number };
         const health = (await receiver.health()) as {
           responseMs: Percentiles;
@@ -622,13 +670,24 @@ async function orchestrate(): Promise<void> {
         await receiver.stop();
         const ok = result.statuses['200'] ?? 0;
         log(
-          `| ${pass.server} | ${pass.generator} | ${pass.rate > 0 ? `${pass.rate}/s` : 'max'} | ${result.perSecond} | ${fmt(result.latency.p50)} | ${fmt(result.latency.p90)} | ${fmt(result.latency.p99)} | ${fmt(result.latency.max)} | ${health.responseMs.p50}/${health.responseMs.p99} | ${ok} | ${result.requests - ok + result.errors} | ${sink.rows === sink.distinct && missing === 0 ? `yes (${sink.rows})` : `NO (${sink.rows} rows, ${sink.distinct} distinct, ${missing} missing)`} | ${handoff.meanBatch} | ${handoff.queuedMs.p50}/${handoff.queuedMs.p99} | ${handoff.handoffMs.p50}/${handoff.handoffMs.p99} | ${handoff.putMs.p99} | ${handoff.signalMs.p99} | ${health.eventLoopDelayMs.p99}/${health.eventLoopDelayMs.max} | ${health.gc.pauses} (${health.gc.totalMs}/${health.gc.maxMs}) | ${result.loopDelayMs.p99}/${result.loopDelayMs.max} |`,
+          `| ${pass.server}${pass.carried ? ' (carried)' : ''} | ${pass.generator} | ${pass.rate > 0 ? `${pass.rate}/s` : 'max'} | ${result.perSecond} | ${fmt(result.latency.p50)} | ${fmt(result.latency.p90)} | ${fmt(result.latency.p99)} | ${fmt(result.latency.max)} | ${health.responseMs.p50}/${health.responseMs.p99} | ${ok} | ${result.requests - ok + result.errors} | ${sink.rows === sink.distinct && missing === 0 ? `yes (${sink.rows})` : `NO (${sink.rows} rows, ${sink.distinct} distinct, ${missing} missing)`} | ${handoff.meanBatch} | ${handoff.queuedMs.p50}/${handoff.queuedMs.p99} | ${handoff.handoffMs.p50}/${handoff.handoffMs.p99} | ${handoff.putMs.p99} | ${handoff.signalMs.p99} | ${health.eventLoopDelayMs.p99}/${health.eventLoopDelayMs.max} | ${health.gc.pauses} (${health.gc.totalMs}/${health.gc.maxMs}) | ${result.loopDelayMs.p99}/${result.loopDelayMs.max} |`,
         );
       }
       log();
-      log(
-        'Latency is measured by the load process per request (coordinated omission corrected at a fixed rate);',
-      );
+      for (const line of [
+        `Each pass warms up for ${values.warmup} s at the rate before measuring (those deliveries are checked too).`,
+        'Load "paced": an open-loop sender in its own process, delivery i due at start + i/rate over keep-alive',
+        'connections (at most --connections); latency counts from the due time, so waiting for a connection',
+        'or for the receiver is included (no coordinated omission). Load "autocannon": its `overallRate` sends',
+        "each connection's share of a second back to back at the start of the second (bursts of",
+        '--connections requests), and its correction records every response as if requests were due every',
+        '1 ms, so a single slow response adds one sample per millisecond it took: its p99 is a burst-and-tail',
+        'figure, kept for comparison with earlier results. "max" is autocannon without a rate.',
+        '"(carried)": batches of up to 128 KiB ride in their signal (`--inline-max-bytes`), no put on the receiver.',
+        'Receiver columns come from its /healthz: response time from request to answer, hand-off stages,',
+        'event-loop delay and GC pauses of the receiver process since it started (warm-up included).',
+      ])
+        log(line);
       log('"stored once" checks every 200-answered event id is in the Parquet output exactly once.');
       log();
     }
@@ -830,7 +889,11 @@ async function orchestrate(): Promise<void> {
     await Promise.all([temporal.stop(), s3.stop()]);
     rmSync(root, { recursive: true, force: true });
   }
-  if (!skip.size && !values['cpu-prof'] && values.passes === 'node,node-autocannon,fastify,max') {
+  if (
+    !skip.size &&
+    !values['cpu-prof'] &&
+    values.passes === 'node,node-autocannon,node-carried,fastify,max'
+  ) {
     mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
     writeFileSync(path.join(ROOT, 'bench', 'results', 'receiver.md'), `${report.join('\n')}\n`);
   }

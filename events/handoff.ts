@@ -1,11 +1,13 @@
 // Hands verified deliveries durably to Temporal before the receiver answers 200: deliveries of the same
 // window are grouped (group commit: whatever arrives while the window's hand-offs are under way goes in
 // the next batch), and each batch is signalled to its window workflow (started if needed).
-// A small batch (the usual case) rides in the signal itself as JSON-lines bytes: once Temporal has
-// accepted the signal the rows are in the window's history, and the window writes them to its inbox —
-// one round trip, no object-store put on the receiver. A batch too large for a signal is written as an
-// inbox object first (side by side with a signal carrying its key). A delivery is acknowledged only
-// after its hand-off has succeeded; a failure answers 503 and the sender retries.
+// By default each batch is written as an inbox object (side by side with a signal carrying its key).
+// With `inlineMaxBytes` set, a batch up to that size rides in the signal itself as JSON-lines bytes:
+// once Temporal has accepted the signal the rows are in the window's history, and the window writes
+// them to its inbox — one round trip, no object-store put on the receiver. Not the default: under a
+// sustained 500/s the window's history fills and it continues as new every ~10 s, and each time the
+// senders saw a stall of ~3 s (bench/results/receiver.md). A delivery is acknowledged only after its
+// hand-off has succeeded; a failure answers 503 and the sender retries.
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../lib/logger.js';
@@ -49,7 +51,7 @@ export interface EventHandoffOptions {
   maxBatch?: number;
   /** Batches of one window being handed off at once. Default 2 (see bench/results/receiver.md). */
   maxInFlight?: number;
-  /** Batches up to this many bytes ride in their signal; larger ones are stored first. Default 128 KiB. */
+  /** Batches up to this many bytes ride in their signal (at most 128 KiB); larger ones are stored first. Default 0: all stored first. */
   inlineMaxBytes?: number;
   /** Event ids remembered as handed off, answered at once when delivered again. Default 100,000. */
   seenCapacity?: number;
@@ -139,7 +141,7 @@ export class EventHandoff {
   constructor(private readonly options: EventHandoffOptions) {
     this.maxBatch = options.maxBatch ?? 1_000;
     this.maxInFlight = options.maxInFlight ?? 2;
-    this.inlineMaxBytes = Math.min(options.inlineMaxBytes ?? INLINE_BATCH_MAX_BYTES, INLINE_BATCH_MAX_BYTES);
+    this.inlineMaxBytes = Math.min(options.inlineMaxBytes ?? 0, INLINE_BATCH_MAX_BYTES);
     this.seenCapacity = options.seenCapacity ?? 100_000;
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;

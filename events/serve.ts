@@ -35,7 +35,7 @@ export interface EventsReceiverOptions {
   server?: 'node' | 'fastify';
   maxInFlight?: number;
   maxBatch?: number;
-  /** Batches up to this many bytes ride in their signal (default and most 128 KiB; 0 = always store first). */
+  /** Batches up to this many bytes ride in their signal (at most 128 KiB); default 0 = always stored first. */
   inlineMaxBytes?: number;
 }
 

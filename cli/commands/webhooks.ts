@@ -56,6 +56,7 @@ interface ServeFlags {
   idle?: number;
   httpServer: 'node' | 'fastify';
   maxInFlight?: number;
+  inlineMaxBytes?: number;
 }
 
 export function registerWebhooksCommands(program: Command): void {
@@ -207,6 +208,14 @@ export function registerWebhooksCommands(program: Command): void {
         .argParser((v) => Number(v))
         .hideHelp(),
     )
+    .addOption(
+      new Option(
+        '--inline-max-bytes <n>',
+        'largest batch carried in its signal, 0 = store every batch first (for the benchmark)',
+      )
+        .argParser((v) => Number(v))
+        .hideHelp(),
+    )
     .action(async (flags: ServeFlags) =>
       guarded(async () => {
         const config = loadConfig();
@@ -237,6 +246,7 @@ export function registerWebhooksCommands(program: Command): void {
             logger,
             server: flags.httpServer,
             ...(flags.maxInFlight ? { maxInFlight: flags.maxInFlight } : {}),
+            ...(flags.inlineMaxBytes !== undefined ? { inlineMaxBytes: flags.inlineMaxBytes } : {}),
           });
         } catch (error) {
           if (error instanceof Error && error.name === 'NoWebhookSecretsError')

@@ -12,6 +12,7 @@ import { signDeliveryBody } from '../../events/signature.js';
 import { defaultSecretFile, readWebhookSecret } from '../../events/webhook-secrets.js';
 import { freePort } from '../../stack/ports.js';
 import { storeResolverFor } from '../../workers/worker.js';
+import { INLINE_BATCH_MAX_BYTES } from '../../workflows/events-types.js';
 import {
   s3Location,
   startTestWorker,
@@ -219,8 +220,8 @@ describe('webhook events', () => {
   });
 
   it.each([
-    { how: 'carried in their signals', tenant: 'bravo', inlineMaxBytes: undefined },
-    { how: 'stored before their signals', tenant: 'bravo-stored', inlineMaxBytes: 0 },
+    { how: 'stored before their signals', tenant: 'bravo', inlineMaxBytes: undefined },
+    { how: 'carried in their signals', tenant: 'bravo-carried', inlineMaxBytes: INLINE_BATCH_MAX_BYTES },
   ])('stores every good delivery once and refuses every badly signed one (batches $how)', async (pass) => {
     const port = await freePort();
     const { secret } = await register(pass.tenant, port);
@@ -281,7 +282,7 @@ describe('webhook events', () => {
       handoff: { batches: number; carriedBatches: number };
     };
     expect(health.handoff.batches).toBeGreaterThan(0);
-    expect(health.handoff.carriedBatches).toBe(pass.inlineMaxBytes === 0 ? 0 : health.handoff.batches);
+    expect(health.handoff.carriedBatches).toBe(pass.inlineMaxBytes ? health.handoff.batches : 0);
   });
 
   it('holds every event once after the receiver is killed mid-stream and restarted', async () => {
