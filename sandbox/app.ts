@@ -465,6 +465,9 @@ function registerAdminRoutes(
       datasets_in_memory: BULK_DATASETS.filter((dataset) => records.isLoaded(dataset)),
       rss_bytes: memory.rss,
       heap_used_bytes: memory.heapUsed,
+      heap_total_bytes: memory.heapTotal,
+      external_bytes: memory.external,
+      array_buffers_bytes: memory.arrayBuffers,
     });
   });
   app.get(`${ADMIN_PREFIX}/faults`, async (request, reply) =>
