@@ -5,27 +5,41 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities/index.js';
 import { loadConfig } from '../config/index.js';
 import { silentLogger } from '../lib/logger.js';
 import { storeResolverFor } from '../workers/worker.js';
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' } } });
+const { values } = parseArgs({
+  options: { rows: { type: 'string', default: '1000000' }, input: { type: 'string' } },
+});
 const rows = Number(values.rows);
-const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-plan-'));
-const csv = path.join(dir, 'companies.csv');
+const dir = values.input
+  ? path.dirname(values.input)
+  : mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-plan-'));
+const csv = values.input ?? path.join(dir, 'companies.csv');
 
-const lines: string[] = ['company,website,country'];
-for (let i = 0; i < rows; i += 1) {
-  const n = i % 3 === 2 ? Math.floor(i / 2) : i; // a third of the rows repeat an earlier company
-  lines.push(`"Company ${n}, Inc.",https://www.company-${n}.example.com/about,US`);
-  if (lines.length === 100_000) {
-    writeFileSync(csv, lines.join('\n') + '\n', { flag: i < 100_000 ? 'w' : 'a' });
-    lines.length = 0;
+if (!values.input) {
+  const lines: string[] = ['company,website,country'];
+  for (let i = 0; i < rows; i += 1) {
+    const n = i % 3 === 2 ? Math.floor(i / 2) : i; // a third of the rows repeat an earlier company
+    lines.push(`"Company ${n}, Inc.",https://www.company-${n}.example.com/about,US`);
+    if (lines.length === 100_000) {
+      writeFileSync(csv, lines.join('\n') + '\n', { flag: i < 100_000 ? 'w' : 'a' });
+      lines.length = 0;
+    }
   }
+  if (lines.length) writeFileSync(csv, lines.join('\n') + '\n', { flag: 'a' });
+  console.log(`input: ${rows} rows, ${(statSync(csv).size / 1e6).toFixed(0)} MB`);
+  // Planning runs in a process of its own, so its peak RSS is planning's alone, as in a worker.
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--input', csv], {
+    stdio: 'inherit',
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  process.exit(code ?? 1);
 }
-if (lines.length) writeFileSync(csv, lines.join('\n') + '\n', { flag: 'a' });
-console.log(`input: ${rows} rows, ${(statSync(csv).size / 1e6).toFixed(0)} MB`);
 
 const activities = createActivities({
   calls: {} as never,
@@ -45,5 +59,5 @@ console.log(
   `planned ${plan.inputRows} rows (${plan.rejectedRows} rejected, ${plan.uniqueKeys} unique keys, ${plan.match?.totalBatches} match batches) in ${seconds.toFixed(1)} s = ${Math.round(plan.inputRows / seconds)} rows/s`,
 );
 console.log(
-  `peak RSS: ${peak.toFixed(0)} MB (${rssBefore.toFixed(0)} MB before planning, while generating the input)`,
+  `peak RSS of the planning process: ${peak.toFixed(0)} MB (${rssBefore.toFixed(0)} MB before planning)`,
 );
