@@ -4,8 +4,6 @@
 // Rows stay in the object store; workflows get keys and counts.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -25,7 +23,7 @@ import type { BatchRef, RunLocation, TableSummary } from '../workflows/types.js'
 import type { CallResult } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { RunFiles, type StoreResolver } from './run-files.js';
+import { gatherLines, RunFiles, type StoreResolver } from './run-files.js';
 import { BATCHES_PER_CHUNK, runLayout } from './run-layout.js';
 
 /** The one Data Service call the events activities make. */
@@ -200,43 +198,6 @@ export function createEventActivities(deps: EventActivityDeps) {
     );
   }
 
-  /**
-   * Gathers many small JSON-lines objects into one local file (or none when there are none): DuckDB
-   * gives every file of a `read_json` list its own buffer, so hundreds of small files exhaust the
-   * session's memory, while one file of the same lines reads in a single pass.
-   */
-  async function gatherLines(files: RunFiles, keys: string[], target: string): Promise<string | undefined> {
-    if (keys.length === 0) return undefined;
-    const out = createWriteStream(target);
-    const written = new Promise<void>((resolve, reject) => {
-      out.on('finish', resolve);
-      out.on('error', reject);
-    });
-    const limit = pLimit(16);
-    let done = 0;
-    // Respect the file's back-pressure (a large window must not pile up in memory), with one waiter.
-    let drained: Promise<void> | undefined;
-    await Promise.all(
-      keys.map((key) =>
-        limit(async () => {
-          const bytes = await files.store.getBytes(files.key(key));
-          if (bytes.length === 0) return;
-          const ended = bytes[bytes.length - 1] === 0x0a;
-          if (!out.write(ended ? bytes : Buffer.concat([bytes, Buffer.from('\n')]))) {
-            drained ??= once(out, 'drain').then(() => {
-              drained = undefined;
-            });
-            await drained;
-          }
-          if (++done % 500 === 0) heartbeat({ gathered: done });
-        }),
-      ),
-    );
-    out.end();
-    await written;
-    return target;
-  }
-
   return {
     /**
      * Writes deliveries the receiver carried in its signals (JSON lines, gathered by the window) as one
@@ -285,7 +246,9 @@ export function createEventActivities(deps: EventActivityDeps) {
             }>(manifestKey)
           : {};
         const { written, merged, stored } = await duck(async (connection, scratch) => {
-          const lines = await gatherLines(files, inbox, path.join(scratch, 'inbox.jsonl'));
+          const lines = await gatherLines(files, inbox, path.join(scratch, 'inbox.jsonl'), (gathered) =>
+            heartbeat({ gathered }),
+          );
           const parts = await download(tenantFiles, storedParts, path.join(scratch, 'stored'), '.parquet');
           const incoming = lines
             ? `read_json(${sqlString(lines)}, format = 'newline_delimited', columns = ${columnsSql(SINK_COLUMNS)})`
@@ -465,7 +428,12 @@ export function createEventActivities(deps: EventActivityDeps) {
       );
       const table: TableSummary = await whileHeartbeating(() =>
         duck(async (connection, scratch) => {
-          const local = await gatherLines(files, resultKeys, path.join(scratch, 'results.jsonl'));
+          const local = await gatherLines(
+            files,
+            resultKeys,
+            path.join(scratch, 'results.jsonl'),
+            (gathered) => heartbeat({ gathered }),
+          );
           // An empty file (no batch found any event) reads as no rows.
           const source = local
             ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
