@@ -25,6 +25,8 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '100' },
     latency: { type: 'string', default: '50' },
     window: { type: 'string', default: '48' },
+    // The worker's V8 heap cap, as docker-compose.yml deploys it (NODE_OPTIONS); 0 = Node's default.
+    heap: { type: 'string', default: '192' },
   },
 });
 const businesses = Number(args.businesses);
@@ -168,7 +170,8 @@ try {
   const compiled = existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'));
   const worker = compiled
     ? (() => {
-        const child = spawn(process.execPath, ['bin/enrichflow.js', 'worker'], {
+        const heapFlags = Number(args.heap) > 0 ? [`--max-old-space-size=${Number(args.heap)}`] : [];
+        const child = spawn(process.execPath, [...heapFlags, 'bin/enrichflow.js', 'worker'], {
           cwd: ROOT,
           env: { ...process.env, ...env },
           stdio: ['ignore', 'ignore', 'inherit'],
@@ -179,7 +182,9 @@ try {
     : tsxProcess(['bin/enrichflow-src.ts', 'worker'], env);
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
-  console.log(`worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'})`);
+  console.log(
+    `worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'}${Number(args.heap) > 0 ? `, --max-old-space-size=${args.heap}` : ''})`,
+  );
 
   // The worker's RSS over time, to tell which phase sets the peak.
   const rssSamples: [number, number][] = [];
