@@ -26,6 +26,8 @@ const { values: args } = parseArgs({
     'fetch-connections': { type: 'string', default: '4' },
     /** Write the figures to bench/results/sandbox.md. */
     record: { type: 'boolean', default: false },
+    /** The server's V8 heap cap in MB, as docker-compose.yml deploys it (NODE_OPTIONS); 0 = Node's default. */
+    heap: { type: 'string', default: '160' },
   },
 });
 
@@ -83,6 +85,7 @@ async function startServer(runner: string): Promise<Server> {
   const child = spawn(
     process.execPath,
     [
+      ...(Number(args.heap) > 0 ? [`--max-old-space-size=${Number(args.heap)}`] : []),
       runner,
       'sandbox',
       'serve',
@@ -313,7 +316,10 @@ try {
     const lines = [
       '# Sandbox benchmark',
       '',
-      `Command: \`npx tsx bench/sandbox.ts --businesses ${businesses} --prospects ${prospects}${args.fresh ? ' --fresh' : ''} --record\``,
+      `Command: \`npx tsx bench/sandbox.ts --businesses ${businesses} --prospects ${prospects}${args.fresh ? ' --fresh' : ''} --record\`` +
+        (Number(args.heap) > 0
+          ? ` (server heap cap --max-old-space-size=${Number(args.heap)}, as deployed)`
+          : ''),
       `Run: ${new Date().toISOString()}, ${process.platform} ${process.arch}, Node ${process.version}; load average (1/5/15 min) at start ${loadAtStart.map((l) => l.toFixed(1)).join(' ')}, at the end ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')} (2 cores, shared with other work)`,

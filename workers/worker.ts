@@ -114,8 +114,10 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     taskQueue: config.temporal.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : workflowSource()),
     activities: { ...tableActivities, ...exportTableActivities, ...eventTableActivities },
-    // Planning and committing are DuckDB-heavy; two at a time per process keeps memory predictable.
-    maxConcurrentActivityTaskExecutions: 2,
+    // Planning and committing are DuckDB-heavy (each up to ~200 MB for 100,000 rows): one at a time per
+    // process keeps a worker's peak near 400 MB. Tables of one run still commit in seconds; more worker
+    // processes (or replicas) commit more runs at once.
+    maxConcurrentActivityTaskExecutions: 1,
   });
   const api = await Worker.create({
     connection,
