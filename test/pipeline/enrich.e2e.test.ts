@@ -1,9 +1,8 @@
 // The main job end to end, on the real Temporal dev server, the real S3 server and the real sandbox over
 // HTTP: what an analyst loads must equal what the service holds for the matched ids.
 import type { Client } from '@temporalio/client';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { DataServiceClient } from '../../client/index.js';
+import type { DataServiceClient } from '../../client/index.js';
 import type { EnrichflowConfig } from '../../config/index.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
@@ -16,39 +15,28 @@ import {
   readTable,
   s3Location,
   setFaults,
-  startTestSandbox,
   startTestWorker,
-  temporalClient,
   testConfig,
-  uploadFile,
-  type TestWorker,
+  SAMPLE_COMPANIES,
+  startPipelineStack,
+  type PipelineStack,
 } from '../support/pipeline-harness.js';
 
-const SAMPLE = fileURLToPath(new URL('../../samples/companies.csv', import.meta.url));
+const SAMPLE = SAMPLE_COMPANIES;
 
+let stack: PipelineStack;
 let sandbox: RunningSandbox;
 let config: EnrichflowConfig;
-let worker: TestWorker;
 let client: Client;
 let service: DataServiceClient;
 let input: string;
 
 beforeAll(async () => {
-  sandbox = await startTestSandbox();
-  config = testConfig(sandbox.url);
-  worker = await startTestWorker(config);
-  client = await temporalClient();
-  service = new DataServiceClient({ baseUrl: sandbox.url, apiKey: API_KEY });
-  input = `${s3Location('inputs')}companies.csv`;
-  await uploadFile(config, input, SAMPLE);
+  stack = await startPipelineStack();
+  ({ sandbox, config, client, service, input } = stack);
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await client?.connection.close();
-  await service?.close();
-  await sandbox?.close();
-});
+afterAll(async () => stack?.stop());
 
 async function runToEnd(spec: unknown): Promise<RunSummary> {
   const { runId } = await startRun(client, config, validateJobSpec(spec, 'test'));

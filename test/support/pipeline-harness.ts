@@ -6,6 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { queryRows, sqlString, withDuckDb } from '../../activities/duckdb-session.js';
 import { DataServiceClient } from '../../client/index.js';
@@ -161,4 +162,45 @@ export async function setFaults(sandbox: RunningSandbox, rules: unknown[]): Prom
     body: JSON.stringify({ rules, seed: 7 }),
   });
   if (!response.ok) throw new Error(`setting faults failed: ${response.status} ${await response.text()}`);
+}
+
+/** The 300 sample companies shipped in the repository. */
+export const SAMPLE_COMPANIES = fileURLToPath(new URL('../../samples/companies.csv', import.meta.url));
+
+/**
+ * What most pipeline test files share: a sandbox, a worker on it, a Temporal client, a client of the
+ * service (to compare outputs with), and the sample companies uploaded to S3 as `input`.
+ */
+export interface PipelineStack {
+  sandbox: RunningSandbox;
+  config: EnrichflowConfig;
+  worker: TestWorker;
+  client: Client;
+  service: DataServiceClient;
+  input: string;
+  stop(): Promise<void>;
+}
+
+export async function startPipelineStack(): Promise<PipelineStack> {
+  const sandbox = await startTestSandbox();
+  const config = testConfig(sandbox.url);
+  const worker = await startTestWorker(config);
+  const client = await temporalClient();
+  const service = new DataServiceClient({ baseUrl: sandbox.url, apiKey: API_KEY });
+  const input = `${s3Location('inputs')}companies.csv`;
+  await uploadFile(config, input, SAMPLE_COMPANIES);
+  return {
+    sandbox,
+    config,
+    worker,
+    client,
+    service,
+    input,
+    stop: async () => {
+      await worker.stop();
+      await client.connection.close();
+      await service.close();
+      await sandbox.close();
+    },
+  };
 }
