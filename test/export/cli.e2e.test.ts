@@ -1,18 +1,21 @@
 // Exports through the `enrichflow` command itself, as an operator types it: a filters file that cannot
 // be used is refused before any call with the filter named and exit code 2; `--dry-run` prints the
 // plan (slices, pages, calls) and fetches no page; a truncated export says so loudly and exits 3.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { EnrichflowConfig } from '../../config/index.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
-import { s3Location, startTestWorker, testConfig, type TestWorker } from '../support/pipeline-harness.js';
+import {
+  runCli,
+  s3Location,
+  startTestWorker,
+  testConfig,
+  type TestWorker,
+} from '../support/pipeline-harness.js';
 import { prospectIds, startCountingProxy, startExportSandbox, type CountingProxy } from './support.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const files = mkdtempSync(path.join(tmpdir(), 'enrichflow-export-cli-'));
 
 let sandbox: RunningSandbox;
@@ -33,33 +36,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-function cliEnv(): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    ENRICHFLOW_TEMPORAL_ADDRESS: config.temporal.address,
-    ENRICHFLOW_TEMPORAL_NAMESPACE: config.temporal.namespace,
-    ENRICHFLOW_TASK_QUEUE: config.temporal.taskQueue,
-    ENRICHFLOW_API_TASK_QUEUE: config.temporal.apiTaskQueue,
-    ENRICHFLOW_S3_ENDPOINT: config.s3.endpoint,
-    ENRICHFLOW_S3_FORCE_PATH_STYLE: 'true',
-    ENRICHFLOW_S3_ACCESS_KEY_ID: config.s3.accessKeyId,
-    ENRICHFLOW_S3_SECRET_ACCESS_KEY: config.s3.secretAccessKey,
-  };
-}
-
-function enrichflow(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/enrichflow-src.ts', ...args], {
-      cwd: ROOT,
-      env: cliEnv(),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const enrichflow = (...args: string[]) => runCli(config, ...args);
 
 function filtersFile(name: string, text: string): string {
   const file = path.join(files, name);

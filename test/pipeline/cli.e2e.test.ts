@@ -1,6 +1,5 @@
 // The operator's view, through the `enrichflow` command itself: start a run without waiting, follow it,
 // list it, show its summary, and see a wrong flag named in the error.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { EnrichflowConfig } from '../../config/index.js';
@@ -12,42 +11,16 @@ import {
   testConfig,
   uploadFile,
   type TestWorker,
+  runCli,
 } from '../support/pipeline-harness.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAMPLE = fileURLToPath(new URL('../../samples/companies.csv', import.meta.url));
 
 let sandbox: RunningSandbox;
 let config: EnrichflowConfig;
 let worker: TestWorker;
 
-function cliEnv(): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    ENRICHFLOW_TEMPORAL_ADDRESS: config.temporal.address,
-    ENRICHFLOW_TEMPORAL_NAMESPACE: config.temporal.namespace,
-    ENRICHFLOW_TASK_QUEUE: config.temporal.taskQueue,
-    ENRICHFLOW_API_TASK_QUEUE: config.temporal.apiTaskQueue,
-    ENRICHFLOW_S3_ENDPOINT: config.s3.endpoint,
-    ENRICHFLOW_S3_FORCE_PATH_STYLE: 'true',
-    ENRICHFLOW_S3_ACCESS_KEY_ID: config.s3.accessKeyId,
-    ENRICHFLOW_S3_SECRET_ACCESS_KEY: config.s3.secretAccessKey,
-  };
-}
-
-function enrichflow(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/enrichflow-src.ts', ...args], {
-      cwd: ROOT,
-      env: cliEnv(),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const enrichflow = (...args: string[]) => runCli(config, ...args);
 
 beforeAll(async () => {
   sandbox = await startTestSandbox();

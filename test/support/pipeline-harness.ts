@@ -2,6 +2,7 @@
 // server and S3 server, an in-process worker on task queues of its own, and readers for the output.
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundle } from '@temporalio/worker';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -203,4 +204,37 @@ export async function startPipelineStack(): Promise<PipelineStack> {
       await sandbox.close();
     },
   };
+}
+
+/** The settings a CLI process needs to reach the same Temporal namespace, task queues and S3 server. */
+export function cliEnv(config: EnrichflowConfig): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    ENRICHFLOW_TEMPORAL_ADDRESS: config.temporal.address,
+    ENRICHFLOW_TEMPORAL_NAMESPACE: config.temporal.namespace,
+    ENRICHFLOW_TASK_QUEUE: config.temporal.taskQueue,
+    ENRICHFLOW_API_TASK_QUEUE: config.temporal.apiTaskQueue,
+    ENRICHFLOW_S3_ENDPOINT: config.s3.endpoint,
+    ENRICHFLOW_S3_FORCE_PATH_STYLE: 'true',
+    ENRICHFLOW_S3_ACCESS_KEY_ID: config.s3.accessKeyId,
+    ENRICHFLOW_S3_SECRET_ACCESS_KEY: config.s3.secretAccessKey,
+  };
+}
+
+/** Runs `enrichflow <args>` from the sources, as a user would run the command, and collects its output. */
+export function runCli(
+  config: EnrichflowConfig,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/enrichflow-src.ts', ...args], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: cliEnv(config),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
 }
