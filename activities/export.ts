@@ -42,7 +42,7 @@ import type { CallResult } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { easeOff, toActivityFailure } from './index.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { gatherLines, RunFiles, type StoreResolver } from './run-files.js';
+import { RunFiles, type StoreResolver } from './run-files.js';
 import { runLayout } from './run-layout.js';
 import { duckDbType } from './table-schema.js';
 
@@ -548,14 +548,10 @@ export function createExportActivities(deps: ExportActivityDeps) {
           // memory budget); which records are kept is: the first fetched of each id, in service order.
           await connection.run('SET preserve_insertion_order = false');
           const keys = (await files.list(exportLayout.pagesPrefix)).filter((k) => k.endsWith('.jsonl'));
-          // One local file of all pages: DuckDB buffers every file of a read_json list apart.
-          const gathered = await gatherLines(files, keys, path.join(scratch, 'pages.jsonl'), (n) =>
-            heartbeat({ gathered: n }),
-          );
-          const local = gathered ? [gathered] : [];
-          heartbeat({ pages: keys.length });
+          const local = await downloadAll(files, keys, path.join(scratch, 'pages'));
+          heartbeat({ pages: local.length });
           const struct = recordStruct(context.target);
-          const pages = `${sqlString(gathered ?? '')}, format = 'newline_delimited'`;
+          const pages = `[${local.map(sqlString).join(', ')}], format = 'newline_delimited'`;
           const idStruct = `STRUCT("${idField}" VARCHAR)`;
           // Ids first (small), to choose the rows to keep; the records are read once, when writing.
           const ids = local.length
