@@ -14,6 +14,8 @@ export interface DuckDbSessionOptions {
   workDir?: string;
   /** DuckDB `memory_limit`; default 256MB, so a worker's peak stays well under its budget. */
   memoryLimit?: string;
+  /** DuckDB worker threads; default 2. Each thread has its own reader buffers: one uses less memory. */
+  threads?: number;
 }
 
 export async function withDuckDb<T>(
@@ -22,7 +24,11 @@ export async function withDuckDb<T>(
 ): Promise<T> {
   const scratchDir = await mkdtemp(path.join(options.workDir ?? tmpdir(), 'enrichflow-'));
   try {
-    const session = await openDuckDB({ memoryLimit: options.memoryLimit ?? '256MB', tempDir: scratchDir });
+    const session = await openDuckDB({
+      memoryLimit: options.memoryLimit ?? '256MB',
+      tempDir: scratchDir,
+      ...(options.threads ? { threads: options.threads } : {}),
+    });
     try {
       // Rows keep their insertion order so plans and tables come out in input order.
       await session.connection.run('SET preserve_insertion_order = true');
