@@ -14,6 +14,7 @@ import { DataServiceClient } from '../client/index.js';
 import { generateBusinessRows } from '../sandbox/data/businesses.js';
 import { DEFAULT_SEED } from '../sandbox/app.js';
 import { freePort } from '../stack/ports.js';
+import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers } from './support.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import type { RunSummary } from '../workflows/types.js';
 import type { BulkDataset } from '../contract/datasets.js';
@@ -36,33 +37,8 @@ const latencyMs = Number(args.latency);
 const DATASETS: BulkDataset[] = ['firmographics', 'technographics', 'funding_and_acquisition'];
 const KEY = 'bench-key';
 const ADMIN = 'bench-admin';
-const ROOT = path.resolve(import.meta.dirname, '..');
 const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-'));
 const children: ChildProcess[] = [];
-
-function tsxProcess(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  return child;
-}
-
-async function waitFor(url: string, timeoutMs: number, child?: ChildProcess): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`${url}: the process exited (${child.exitCode})`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 /** Waits until the sandbox has its indexes and the benchmark's datasets in memory. */
 async function waitForSandboxWarm(base: string, timeoutMs: number): Promise<void> {
@@ -74,28 +50,6 @@ async function waitForSandboxWarm(base: string, timeoutMs: number): Promise<void
     if (Date.now() > deadline) throw new Error(`sandbox not warm: ${JSON.stringify(status)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
-}
-
-/** Waits until a worker polls both task queues, so the timed run does not include the worker's start. */
-async function waitForPollers(client: Client, queues: string[]): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (const name of queues) {
-    for (;;) {
-      const described = await client.workflowService.describeTaskQueue({
-        namespace: 'default',
-        taskQueue: { name },
-        taskQueueType: name.endsWith('-api') ? 2 : 1,
-      });
-      if ((described.pollers ?? []).length > 0) break;
-      if (Date.now() > deadline) throw new Error(`no worker polls ${name}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
 async function admin(base: string, method: string, route: string, body?: unknown): Promise<void> {
@@ -125,6 +79,7 @@ try {
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const t0 = Date.now();
   const sandbox = tsxProcess(
+    children,
     [
       'bin/enrichflow-src.ts',
       'sandbox',
@@ -179,7 +134,7 @@ try {
         children.push(child);
         return child;
       })()
-    : tsxProcess(['bin/enrichflow-src.ts', 'worker'], env);
+    : tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], env);
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
   console.log(
@@ -216,7 +171,7 @@ try {
   clearInterval(sampler);
   const peakBetween = (from: number, to: number) =>
     Math.max(0, ...rssSamples.filter(([t]) => t >= from && t <= to).map(([, mb]) => mb)).toFixed(0);
-  const workerRss = peakRssMb(worker.pid!);
+  const workerRss = rssMb(worker.pid!, 'VmHWM');
   const calls = summary.stages.reduce((sum, s) => sum + s.calls, 0);
   const apiSeconds =
     (Math.max(...summary.stages.map((s) => s.updatedAt)) -

@@ -5,7 +5,7 @@
 // run in their own processes; generating the sandbox's data takes a few minutes the first time.
 //   npx tsx bench/export.ts [--prospects 1000000] [--businesses 20000] [--rate 50] [--latency 50]
 //                           [--filters '{"job_level":{"values":["manager"]}}'] [--cap 60000]
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import pLimit from 'p-limit';
 import { DataServiceClient } from '../client/index.js';
 import { composeFilters, type DimensionDomain, type SearchFilters } from '../jobs/export-filters.js';
 import { freePort } from '../stack/ports.js';
+import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers } from './support.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import { workflowsPath } from '../workers/worker.js';
 import type { ExportRunWorkflowInput, ExportSummary } from '../workflows/export-types.js';
@@ -46,55 +47,9 @@ const latencyMs = Number(args.latency);
 const filters = JSON.parse(args.filters) as Record<string, unknown>;
 const KEY = 'bench-key';
 const ADMIN = 'bench-admin';
-const ROOT = path.resolve(import.meta.dirname, '..');
 const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-export-'));
 const children: ChildProcess[] = [];
 let stopTemporal: (() => Promise<void>) | undefined;
-
-function tsxProcess(argv: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...argv], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  return child;
-}
-
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-async function waitForPollers(client: Client, queues: string[]): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (const name of queues) {
-    for (;;) {
-      const described = await client.workflowService.describeTaskQueue({
-        namespace: 'default',
-        taskQueue: { name },
-        taskQueueType: name.endsWith('-api') ? 2 : 1,
-      });
-      if ((described.pollers ?? []).length > 0) break;
-      if (Date.now() > deadline) throw new Error(`no worker polls ${name}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
-/** RSS of a process (`VmRSS`, now) or its peak so far (`VmHWM`, including start-up), MB. */
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-}
 
 /** CPU seconds a process has used (user + system). */
 function cpuSeconds(pid: number): number {
@@ -117,6 +72,7 @@ try {
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const t0 = Date.now();
   const sandbox = tsxProcess(
+    children,
     [
       'bin/enrichflow-src.ts',
       'sandbox',
@@ -175,7 +131,7 @@ try {
   const heapFlags = Number(args.heap) > 0 ? [`--max-old-space-size=${Number(args.heap)}`] : [];
   let worker: ChildProcess;
   if (args['bundle-at-start']) {
-    worker = tsxProcess(['bin/enrichflow-src.ts', 'worker'], env, heapFlags);
+    worker = tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], env, heapFlags);
   } else {
     // The worker entry of the kill-and-resume test: the same workers, from a bundle built here.
     const bundle = path.join(work, 'workflows.js');
@@ -185,6 +141,7 @@ try {
     });
     writeFileSync(bundle, code);
     worker = tsxProcess(
+      children,
       ['test/export/worker-process.ts'],
       {
         ...env,

@@ -13,6 +13,7 @@ import { DEFAULT_SEED } from '../sandbox/app.js';
 import { entityId, seedKey, SeededRandom } from '../sandbox/data/random.js';
 import { DATABASE_FILE } from '../sandbox/data/store.js';
 import { freePort } from '../stack/ports.js';
+import { ROOT, rssMb } from './support.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,7 +32,6 @@ const { values: args } = parseArgs({
   },
 });
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const businesses = Number(args.businesses);
 const prospects = Number(args.prospects);
 const dataDir = path.resolve(
@@ -144,11 +144,6 @@ function logMillis(log: string[], message: string): number | null {
     }
   }
   return null;
-}
-
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
 /** Waits until the background loads after start are done: the indexes, and firmographics in memory. */
