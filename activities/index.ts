@@ -136,8 +136,10 @@ export function createActivities(deps: ActivityDeps) {
   const chunkCache = new Map<string, Promise<unknown[][]>>();
   const chunkCacheSize = deps.chunkCacheSize ?? 256;
 
-  const duck = <T>(fn: (connection: DuckDBConnection, scratch: string) => Promise<T>) =>
-    withDuckDb({ workDir: deps.workDir }, fn);
+  const duck = <T>(
+    fn: (connection: DuckDBConnection, scratch: string) => Promise<T>,
+    options: { threads?: number } = {},
+  ) => withDuckDb({ workDir: deps.workDir, ...options }, fn);
 
   function readChunk<T>(files: RunFiles, key: string): Promise<T[][]> {
     const cacheKey = `${files.store.url}|${files.key(key)}`;
@@ -554,57 +556,55 @@ export function createActivities(deps: ActivityDeps) {
       const files = RunFiles.open(resolveStore, run);
       // Any rewrite of a table invalidates a previous commit of this run.
       await files.store.delete(files.key(runLayout.success));
-      return duck(async (connection, scratch) => {
-        const keys = await files.list(runLayout.resultsPrefix(dataset));
-        const local = await gatherLines(files, keys, path.join(scratch, 'results.jsonl'), (gathered) =>
-          heartbeat({ dataset, gathered }),
-        );
-        const columns = datasetColumns(dataset).slice(1);
-        const struct = datasetRecordStruct(dataset);
-        const source = local
-          ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {business_id: 'VARCHAR', data: ${sqlString(struct)}})`
-          : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
-        const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
-        heartbeat({ dataset, files: keys.length });
-        // Streamed rather than held, in file order (sorting wide records costs more memory than a
-        // warehouse gains), in row groups of 16,384 rows (the writer holds a group in memory). Batches
-        // never overlap, so an id comes once; should results ever overlap, the table is written again
-        // with one row per id (checked on the written file's id column, which is cheap to read).
-        await connection.run('SET preserve_insertion_order = false');
-        // One thread: the JSON reader's buffers are per thread, and a second one barely speeds this up
-        // (100k firmographics: 1.0 s and +150 MB with one, 1.4 s and +200 MB with two).
-        await connection.run('SET threads = 1');
-        const write = (dedupe: boolean) =>
-          writeParquetTable(
-            connection,
-            files,
-            dataset,
-            `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
+      return duck(
+        async (connection, scratch) => {
+          const keys = await files.list(runLayout.resultsPrefix(dataset));
+          const local = await gatherLines(files, keys, path.join(scratch, 'results.jsonl'), (gathered) =>
+            heartbeat({ dataset, gathered }),
+          );
+          const columns = datasetColumns(dataset).slice(1);
+          const struct = datasetRecordStruct(dataset);
+          const source = local
+            ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {business_id: 'VARCHAR', data: ${sqlString(struct)}})`
+            : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
+          const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
+          heartbeat({ dataset, files: keys.length });
+          // Streamed rather than held, in file order (sorting wide records costs more memory than a
+          // warehouse gains), in row groups of 16,384 rows (the writer holds a group in memory). Batches
+          // never overlap, so an id comes once; should results ever overlap, the table is written again
+          // with one row per id (checked on the written file's id column, which is cheap to read).
+          await connection.run('SET preserve_insertion_order = false');
+          const write = (dedupe: boolean) =>
+            writeParquetTable(
+              connection,
+              files,
+              dataset,
+              `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
                ${dedupe ? 'QUALIFY row_number() OVER (PARTITION BY business_id) = 1' : ''}`,
-            scratch,
-            { rowGroupRows: 16_384 },
+              scratch,
+              { rowGroupRows: 16_384 },
+            );
+          let table = await write(false);
+          const [ids] = await queryRows<{ n: number; d: number }>(
+            connection,
+            `SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM read_parquet(${sqlString(
+              path.join(scratch, `table-${dataset}`, '*.parquet'),
+            )})`,
           );
-        let table = await write(false);
-        const [ids] = await queryRows<{ n: number; d: number }>(
-          connection,
-          `SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM read_parquet(${sqlString(
-            path.join(scratch, `table-${dataset}`, '*.parquet'),
-          )})`,
-        );
-        if (Number(ids?.n ?? 0) !== Number(ids?.d ?? 0)) {
-          logger.warn(
-            { dataset, rows: ids?.n, ids: ids?.d },
-            'overlapping batch results: writing one row per id',
-          );
-          table = await write(true);
-        }
-        // The freshness ledger: this run's ids replace their earlier rows, in one object written whole.
-        const previous = path.join(scratch, 'ledger-before.parquet');
-        const hasPrevious = await output.store.exists(ledger);
-        if (hasPrevious) await output.store.downloadToFile(ledger, previous);
-        const next = path.join(scratch, 'ledger.parquet');
-        await connection.run(
-          `COPY (
+          if (Number(ids?.n ?? 0) !== Number(ids?.d ?? 0)) {
+            logger.warn(
+              { dataset, rows: ids?.n, ids: ids?.d },
+              'overlapping batch results: writing one row per id',
+            );
+            table = await write(true);
+          }
+          // The freshness ledger: this run's ids replace their earlier rows, in one object written whole.
+          const previous = path.join(scratch, 'ledger-before.parquet');
+          const hasPrevious = await output.store.exists(ledger);
+          if (hasPrevious) await output.store.downloadToFile(ledger, previous);
+          const next = path.join(scratch, 'ledger.parquet');
+          await connection.run(
+            `COPY (
              WITH checked AS (
                SELECT business_id, bool_or(data IS NOT NULL) AS found FROM ${source} GROUP BY business_id
              )
@@ -617,10 +617,14 @@ export function createActivities(deps: ActivityDeps) {
              }
              ORDER BY business_id
            ) TO ${sqlString(next)} (FORMAT parquet, COMPRESSION zstd)`,
-        );
-        await output.store.putFile(ledger, next);
-        return table;
-      });
+          );
+          await output.store.putFile(ledger, next);
+          return table;
+        },
+        // One thread: the JSON reader's buffers are per thread, and a second one barely speeds this up
+        // (100k firmographics: 1.0 s and +150 MB with one, 1.4 s and +200 MB with two).
+        { threads: 1 },
+      );
     },
 
     /** Writes the failures table, `manifest.json`, and finally `_SUCCESS`. */

@@ -199,7 +199,7 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
     return summary;
   };
 
-  /** Maps failures to what an operator should read: a stopped run names the key or credit problem. */
+  /** Maps failures to what an operator should read: a run stopped by a bad key names it. */
   const explain = (error: unknown): unknown => {
     if (isCancellation(error)) {
       state.stage = 'cancelled';
@@ -214,17 +214,12 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
     ) {
       return ApplicationFailure.create({ type: cause.type, nonRetryable: true, message: cause.message });
     }
-    if (
-      cause instanceof ApplicationFailure &&
-      (cause.type === 'AuthError' || cause.type === 'InsufficientCreditsError')
-    ) {
+    // (A 403 for credits never gets here: the stage pauses instead.)
+    if (cause instanceof ApplicationFailure && cause.type === 'AuthError') {
       return ApplicationFailure.create({
         type: cause.type,
         nonRetryable: true,
-        message:
-          cause.type === 'AuthError'
-            ? `The Data Service rejected the API key (${cause.message}); the run was stopped. Check ENRICHFLOW_API_KEY and start the run again.`
-            : `The Data Service reports insufficient credits (${cause.message}); the run was stopped.`,
+        message: `The Data Service rejected the API key (${cause.message}); the run was stopped. Check ENRICHFLOW_API_KEY and start the run again.`,
       });
     }
     return error;
