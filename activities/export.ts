@@ -4,9 +4,8 @@
 // workflows see slice numbers, keys and counts.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import pLimit from 'p-limit';
 import type { RequestBody, ResponseBody } from '../client/client.js';
 import { columnsOfSchema } from '../contract/columns.js';
 import { NetworkPostsRecordSchema } from '../contract/datasets.js';
@@ -42,7 +41,7 @@ import type { CallResult } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { easeOff, toActivityFailure } from './index.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { RunFiles, type StoreResolver } from './run-files.js';
+import { downloadAll, RunFiles, type StoreResolver } from './run-files.js';
 import { runLayout } from './run-layout.js';
 import { duckDbType } from './table-schema.js';
 
@@ -278,25 +277,6 @@ export function createExportActivities(deps: ExportActivityDeps) {
     const { store, prefix } = resolveStore(location);
     if (!(await store.exists(prefix))) throw new ExportSpecError(`${location}: no such exclude file`);
     return parseIdList((await store.getBytes(prefix)).toString('utf8'), target, location);
-  }
-
-  /** Local copies of run files for DuckDB; a local-folder store's files are read where they are. */
-  async function downloadAll(files: RunFiles, keys: string[], dir: string): Promise<string[]> {
-    await mkdir(dir, { recursive: true });
-    const limit = pLimit(16);
-    let done = 0;
-    return Promise.all(
-      keys.map((key, i) =>
-        limit(async () => {
-          const inPlace = files.store.localPath(files.key(key));
-          if (inPlace) return inPlace;
-          const local = path.join(dir, `${String(i).padStart(7, '0')}.jsonl`);
-          await files.store.downloadToFile(files.key(key), local);
-          if (++done % 200 === 0) heartbeat({ downloaded: done });
-          return local;
-        }),
-      ),
-    );
   }
 
   return {
@@ -548,7 +528,9 @@ export function createExportActivities(deps: ExportActivityDeps) {
           // memory budget); which records are kept is: the first fetched of each id, in service order.
           await connection.run('SET preserve_insertion_order = false');
           const keys = (await files.list(exportLayout.pagesPrefix)).filter((k) => k.endsWith('.jsonl'));
-          const local = await downloadAll(files, keys, path.join(scratch, 'pages'));
+          const local = await downloadAll(files, keys, path.join(scratch, 'pages'), (n) =>
+            heartbeat({ downloaded: n }),
+          );
           heartbeat({ pages: local.length });
           const struct = recordStruct(context.target);
           const pages = `[${local.map(sqlString).join(', ')}], format = 'newline_delimited'`;
@@ -692,7 +674,9 @@ export function createExportActivities(deps: ExportActivityDeps) {
         withDuckDb(COMMIT_DUCKDB(deps.workDir), async (connection, scratch) => {
           await connection.run('SET preserve_insertion_order = false');
           const keys = await files.list(exportLayout.postsPrefix);
-          const local = await downloadAll(files, keys, path.join(scratch, 'posts'));
+          const local = await downloadAll(files, keys, path.join(scratch, 'posts'), (n) =>
+            heartbeat({ downloaded: n }),
+          );
           const fields = columnsOfSchema(NetworkPostsRecordSchema);
           const struct = duckDbType({ kind: 'struct', fields });
           const source = local.length

@@ -2,7 +2,7 @@
 // resolver, a logger). They exchange object keys and counts with workflows; rows stay in the store.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
@@ -33,7 +33,7 @@ import { rejectReasonsOf, renderRunReport } from './report.js';
 import { planInput } from './plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, ledgerKey, runLayout, stageBatching } from './run-layout.js';
 import { joinKey } from '../storage/object-store.js';
-import { gatherLines, RunFiles, type StoreResolver } from './run-files.js';
+import { downloadAll, gatherLines, RunFiles, type StoreResolver } from './run-files.js';
 import { datasetColumns, datasetRecordStruct } from './table-schema.js';
 
 export { InputFileError } from './plan-input.js';
@@ -208,22 +208,6 @@ export function createActivities(deps: ActivityDeps) {
       throw new BatchPlanError(`plan files hold a different number of items than the ${total} planned`);
     }
     return Math.ceil(total / batchSize);
-  }
-
-  async function downloadAll(files: RunFiles, keys: string[], dir: string): Promise<string[]> {
-    await mkdir(dir, { recursive: true });
-    const limit = pLimit(16);
-    let done = 0;
-    return Promise.all(
-      keys.map((key, i) =>
-        limit(async () => {
-          const local = path.join(dir, `${String(i).padStart(7, '0')}.jsonl`);
-          await files.store.downloadToFile(files.key(key), local);
-          if (++done % 500 === 0) heartbeat({ downloaded: done });
-          return local;
-        }),
-      ),
-    );
   }
 
   return {

@@ -2,6 +2,8 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../storage/object-store.js';
 import type { RunLocation } from '../workflows/types.js';
@@ -92,6 +94,33 @@ export async function gatherLines(
   out.end();
   await finished;
   return target;
+}
+
+/**
+ * Local copies of run files for DuckDB, in the order of `keys`; a local-folder store's files are read
+ * where they are.
+ */
+export async function downloadAll(
+  files: RunFiles,
+  keys: readonly string[],
+  dir: string,
+  onProgress?: (downloaded: number) => void,
+): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const limit = pLimit(16);
+  let done = 0;
+  return Promise.all(
+    keys.map((key, i) =>
+      limit(async () => {
+        const inPlace = files.store.localPath(files.key(key));
+        if (inPlace) return inPlace;
+        const local = path.join(dir, `${String(i).padStart(7, '0')}${path.extname(key)}`);
+        await files.store.downloadToFile(files.key(key), local);
+        if (++done % 200 === 0) onProgress?.(done);
+        return local;
+      }),
+    ),
+  );
 }
 
 export async function sha256File(file: string): Promise<string> {
