@@ -29,7 +29,6 @@ import { freePort } from '../stack/ports.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import { startS3Server } from '../stack/versitygw.js';
 import { createEnrichflowWorkers, storeResolverFor, workflowsPath } from '../workers/worker.js';
-import { INLINE_BATCH_MAX_BYTES } from '../workflows/events-types.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(HERE), '..');
@@ -47,8 +46,8 @@ const { values } = parseArgs({
     skip: { type: 'string', default: '' },
     'max-in-flight': { type: 'string', default: '' },
     'inline-max-bytes': { type: 'string', default: '' },
-    /** Load passes to run: node, node-autocannon, node-carried, fastify, max (all by default). */
-    passes: { type: 'string', default: 'node,node-autocannon,node-carried,fastify,max' },
+    /** Load passes to run: node, node-autocannon, node-stored, fastify, max (all by default). */
+    passes: { type: 'string', default: 'node,node-autocannon,node-stored,fastify,max' },
     /** Seconds at the rate before each load pass measures. */
     warmup: { type: 'string', default: '3' },
     /** Folder for V8 CPU profiles of the receiver processes (`--cpu-prof`), for finding where time goes. */
@@ -567,20 +566,20 @@ async function orchestrate(): Promise<void> {
         generator: 'paced' | 'autocannon';
         rate: number;
         seconds: number;
-        /** Batches carried in their signals (`--inline-max-bytes`), otherwise stored first. */
-        carried?: boolean;
+        /** Every batch stored first (`--inline-max-bytes 0`); by default small ones ride in their signals. */
+        stored?: boolean;
       };
       const passes: Pass[] = (
         [
           { name: 'node', server: 'node', generator: 'paced', rate, seconds: duration },
           { name: 'node-autocannon', server: 'node', generator: 'autocannon', rate, seconds: duration },
           {
-            name: 'node-carried',
+            name: 'node-stored',
             server: 'node',
             generator: 'paced',
             rate,
             seconds: duration,
-            carried: true,
+            stored: true,
           },
           { name: 'fastify', server: 'fastify', generator: 'paced', rate, seconds: duration },
           { name: 'max', server: 'node', generator: 'autocannon', rate: 0, seconds: Math.min(duration, 10) },
@@ -597,8 +596,8 @@ async function orchestrate(): Promise<void> {
           env,
           [
             ...(values['max-in-flight'] ? ['--max-in-flight', values['max-in-flight']] : []),
-            ...(values['inline-max-bytes'] || pass.carried
-              ? ['--inline-max-bytes', values['inline-max-bytes'] || String(INLINE_BATCH_MAX_BYTES)]
+            ...(values['inline-max-bytes'] || pass.stored
+              ? ['--inline-max-bytes', values['inline-max-bytes'] || '0']
               : []),
             '--output',
             output,
@@ -640,6 +639,7 @@ async function orchestrate(): Promise<void> {
             queuedMs: Percentiles;
           };
         };
+        if (process.env.BENCH_DEBUG) console.error('receiver health', JSON.stringify(health));
         const { handoff } = health;
         const accepted = new Set(result.acceptedIds ?? []);
         const sink = await waitUntil(
@@ -670,7 +670,7 @@ async function orchestrate(): Promise<void> {
         await receiver.stop();
         const ok = result.statuses['200'] ?? 0;
         log(
-          `| ${pass.server}${pass.carried ? ' (carried)' : ''} | ${pass.generator} | ${pass.rate > 0 ? `${pass.rate}/s` : 'max'} | ${result.perSecond} | ${fmt(result.latency.p50)} | ${fmt(result.latency.p90)} | ${fmt(result.latency.p99)} | ${fmt(result.latency.max)} | ${health.responseMs.p50}/${health.responseMs.p99} | ${ok} | ${result.requests - ok + result.errors} | ${sink.rows === sink.distinct && missing === 0 ? `yes (${sink.rows})` : `NO (${sink.rows} rows, ${sink.distinct} distinct, ${missing} missing)`} | ${handoff.meanBatch} | ${handoff.queuedMs.p50}/${handoff.queuedMs.p99} | ${handoff.handoffMs.p50}/${handoff.handoffMs.p99} | ${handoff.putMs.p99} | ${handoff.signalMs.p99} | ${health.eventLoopDelayMs.p99}/${health.eventLoopDelayMs.max} | ${health.gc.pauses} (${health.gc.totalMs}/${health.gc.maxMs}) | ${result.loopDelayMs.p99}/${result.loopDelayMs.max} |`,
+          `| ${pass.server}${pass.stored ? ' (stored first)' : ''} | ${pass.generator} | ${pass.rate > 0 ? `${pass.rate}/s` : 'max'} | ${result.perSecond} | ${fmt(result.latency.p50)} | ${fmt(result.latency.p90)} | ${fmt(result.latency.p99)} | ${fmt(result.latency.max)} | ${health.responseMs.p50}/${health.responseMs.p99} | ${ok} | ${result.requests - ok + result.errors} | ${sink.rows === sink.distinct && missing === 0 ? `yes (${sink.rows})` : `NO (${sink.rows} rows, ${sink.distinct} distinct, ${missing} missing)`} | ${handoff.meanBatch} | ${handoff.queuedMs.p50}/${handoff.queuedMs.p99} | ${handoff.handoffMs.p50}/${handoff.handoffMs.p99} | ${handoff.putMs.p99} | ${handoff.signalMs.p99} | ${health.eventLoopDelayMs.p99}/${health.eventLoopDelayMs.max} | ${health.gc.pauses} (${health.gc.totalMs}/${health.gc.maxMs}) | ${result.loopDelayMs.p99}/${result.loopDelayMs.max} |`,
         );
       }
       log();
@@ -683,7 +683,8 @@ async function orchestrate(): Promise<void> {
         '--connections requests), and its correction records every response as if requests were due every',
         '1 ms, so a single slow response adds one sample per millisecond it took: its p99 is a burst-and-tail',
         'figure, kept for comparison with earlier results. "max" is autocannon without a rate.',
-        '"(carried)": batches of up to 128 KiB ride in their signal (`--inline-max-bytes`), no put on the receiver.',
+        'Batches of up to 128 KiB ride in their signal to the intake slot (the default); "(stored first)": every',
+        'batch is written to the object store beside its signal (`--inline-max-bytes 0`).',
         'Receiver columns come from its /healthz: response time from request to answer, hand-off stages,',
         'event-loop delay and GC pauses of the receiver process since it started (warm-up included).',
       ])
@@ -889,11 +890,7 @@ async function orchestrate(): Promise<void> {
     await Promise.all([temporal.stop(), s3.stop()]);
     rmSync(root, { recursive: true, force: true });
   }
-  if (
-    !skip.size &&
-    !values['cpu-prof'] &&
-    values.passes === 'node,node-autocannon,node-carried,fastify,max'
-  ) {
+  if (!skip.size && !values['cpu-prof'] && values.passes === 'node,node-autocannon,node-stored,fastify,max') {
     mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
     writeFileSync(path.join(ROOT, 'bench', 'results', 'receiver.md'), `${report.join('\n')}\n`);
   }

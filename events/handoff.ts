@@ -1,29 +1,29 @@
 // Hands verified deliveries durably to Temporal before the receiver answers 200: deliveries of the same
 // window are grouped (group commit: whatever arrives while the window's hand-offs are under way goes in
-// the next batch), and each batch is signalled to its window workflow (started if needed).
-// By default each batch is written as an inbox object (side by side with a signal carrying its key).
-// With `inlineMaxBytes` set, a batch up to that size rides in the signal itself as JSON-lines bytes:
-// once Temporal has accepted the signal the rows are in the window's history, and the window writes
-// them to its inbox — one round trip, no object-store put on the receiver. Not the default: under a
-// sustained 500/s the window's history fills and it continues as new every ~10 s, and each time the
-// senders saw a stall of ~3 s (bench/results/receiver.md). A delivery is acknowledged only after its
-// hand-off has succeeded; a failure answers 503 and the sender retries.
+// the next batch), and each batch is signalled to the intake slot workflow of its window and of the
+// current few seconds (started if needed; see workflows/events-intake.ts).
+// A batch up to `inlineMaxBytes` (default 128 KiB) rides in the signal itself as JSON-lines bytes: once
+// Temporal has accepted the signal the rows are in the slot's history, and the slot writes them to the
+// window's inbox — one round trip, no object-store put on the receiver. A larger batch is written as an
+// inbox object first (side by side with a signal carrying its key). A delivery is acknowledged only
+// after its hand-off has succeeded; a failure answers 503 and the sender retries.
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../lib/logger.js';
 import { silentLogger } from '../lib/logger.js';
 import { joinKey, type ObjectStore } from '../storage/object-store.js';
 import {
-  EVENT_WINDOW_WORKFLOW,
+  DEFAULT_SLOT_MS,
+  EVENT_SLOT_WORKFLOW,
   EVENTS_ARRIVED_SIGNAL,
   HANDOFF_DEADLINE_MS,
   INLINE_BATCH_MAX_BYTES,
   type EventsArrived,
-  type EventWindowInput,
+  type EventSlotInput,
   type SinkWindowSettings,
 } from '../workflows/events-types.js';
 import {
-  eventWindowWorkflowId,
+  eventSlotWorkflowId,
   SINK_ROOT,
   sinkLayout,
   tenantLabel,
@@ -51,8 +51,10 @@ export interface EventHandoffOptions {
   maxBatch?: number;
   /** Batches of one window being handed off at once. Default 2 (see bench/results/receiver.md). */
   maxInFlight?: number;
-  /** Batches up to this many bytes ride in their signal (at most 128 KiB); larger ones are stored first. Default 0: all stored first. */
+  /** Batches up to this many bytes ride in their signal (at most 128 KiB); larger ones are stored first. Default 128 KiB; 0 = all stored first. */
   inlineMaxBytes?: number;
+  /** Length of an intake slot (whole seconds, at least 1 s). Default 5 s. */
+  slotMs?: number;
   /** Event ids remembered as handed off, answered at once when delivered again. Default 100,000. */
   seenCapacity?: number;
   logger?: Logger;
@@ -88,11 +90,11 @@ export interface HandoffStats {
   /** Deliveries per batch, on average. */
   meanBatch: number;
   /** Milliseconds of the last (up to 10,000) hand-offs: object put (stored-first batches), signal. */
-  putMs: { p50: number; p99: number };
-  signalMs: { p50: number; p99: number };
+  putMs: { p50: number; p99: number; max: number };
+  signalMs: { p50: number; p99: number; max: number };
   /** Whole hand-offs (both), and how long deliveries waited for theirs to start. */
-  handoffMs: { p50: number; p99: number };
-  queuedMs: { p50: number; p99: number };
+  handoffMs: { p50: number; p99: number; max: number };
+  queuedMs: { p50: number; p99: number; max: number };
 }
 
 /** The last `size` samples, for percentiles in the receiver's health output and the benchmark. */
@@ -105,11 +107,11 @@ export class Samples {
     else this.values[this.next] = value;
     this.next = (this.next + 1) % this.size;
   }
-  percentiles(): { p50: number; p99: number } {
+  percentiles(): { p50: number; p99: number; max: number } {
     const sorted = [...this.values].sort((a, b) => a - b);
     const at = (q: number) =>
       Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0) * 10) / 10;
-    return { p50: at(0.5), p99: at(0.99) };
+    return { p50: at(0.5), p99: at(0.99), max: at(1) };
   }
 }
 
@@ -123,6 +125,7 @@ export class EventHandoff {
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   private readonly inlineMaxBytes: number;
+  private readonly slotMs: number;
   private readonly seenCapacity: number;
   private readonly logger: Logger;
   private readonly now: () => number;
@@ -141,7 +144,8 @@ export class EventHandoff {
   constructor(private readonly options: EventHandoffOptions) {
     this.maxBatch = options.maxBatch ?? 1_000;
     this.maxInFlight = options.maxInFlight ?? 2;
-    this.inlineMaxBytes = Math.min(options.inlineMaxBytes ?? 0, INLINE_BATCH_MAX_BYTES);
+    this.inlineMaxBytes = Math.min(options.inlineMaxBytes ?? INLINE_BATCH_MAX_BYTES, INLINE_BATCH_MAX_BYTES);
+    this.slotMs = Math.max(1, Math.round((options.slotMs ?? DEFAULT_SLOT_MS) / 1_000)) * 1_000;
     this.seenCapacity = options.seenCapacity ?? 100_000;
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
@@ -229,11 +233,13 @@ export class EventHandoff {
     const carried = body.length <= this.inlineMaxBytes;
     const relative = carried ? undefined : sinkLayout.inboxBatch(group.tenant, group.windowStart, batchId);
     const deadline = receivedAt + HANDOFF_DEADLINE_MS;
-    const input: EventWindowInput = {
+    const input: EventSlotInput = {
       output: options.output,
       tenant: group.tenant,
       windowStart: group.windowStart,
       settings: options.settings,
+      slotStart: Math.floor(receivedAt / this.slotMs) * this.slotMs,
+      slotMs: this.slotMs,
     };
     const arrived: EventsArrived = {
       ...(relative === undefined ? {} : { key: relative }),
@@ -243,8 +249,8 @@ export class EventHandoff {
     const started = performance.now();
     for (const waiter of batch) this.queueTimes.add(started - waiter.queuedAt);
     // A stored-first batch: the object put and the signal run side by side, both bounded by the
-    // hand-off deadline; the window commits such a batch only once its signal is older than that
-    // deadline (see events-sink.ts), so by then an acknowledged batch is in the store. Both must succeed
+    // hand-off deadline; the slot lands such a batch only once its signal is older than that
+    // deadline (see events-intake.ts), so by then an acknowledged batch is in the store. Both must succeed
     // before anyone gets a 200. A carried batch is durable as soon as its signal is accepted.
     const put =
       relative === undefined
@@ -257,19 +263,20 @@ export class EventHandoff {
             .then(() => this.putTimes.add(performance.now() - started));
     const signal = options.client.connection
       .withDeadline(deadline, () =>
-        options.client.workflow.signalWithStart(EVENT_WINDOW_WORKFLOW, {
-          workflowId: eventWindowWorkflowId(
+        options.client.workflow.signalWithStart(EVENT_SLOT_WORKFLOW, {
+          workflowId: eventSlotWorkflowId(
             options.output,
             options.settings.windowMs,
             group.tenant,
             group.windowStart,
+            input.slotStart,
           ),
           taskQueue: options.taskQueue,
           args: [input],
           signal: EVENTS_ARRIVED_SIGNAL,
           // The rows as bytes (a binary payload: not encoded again as JSON), only when carried.
           signalArgs: (carried ? [arrived, body] : [arrived]) as [EventsArrived, Uint8Array?],
-          // A window whose workflow has finished starts again for late deliveries and re-commits.
+          // A slot whose workflow has finished starts again for a straggling hand-off.
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         }),
       )

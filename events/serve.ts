@@ -35,8 +35,10 @@ export interface EventsReceiverOptions {
   server?: 'node' | 'fastify';
   maxInFlight?: number;
   maxBatch?: number;
-  /** Batches up to this many bytes ride in their signal (at most 128 KiB); default 0 = always stored first. */
+  /** Batches up to this many bytes ride in their signal (at most 128 KiB, the default); 0 = always stored first. */
   inlineMaxBytes?: number;
+  /** Length of an intake slot; default 5 s (see workflows/events-intake.ts). */
+  slotMs?: number;
 }
 
 export interface EventsReceiver {
@@ -102,6 +104,7 @@ export async function startEventsReceiver(options: EventsReceiverOptions): Promi
     ...(options.maxInFlight ? { maxInFlight: options.maxInFlight } : {}),
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
     ...(options.inlineMaxBytes !== undefined ? { inlineMaxBytes: options.inlineMaxBytes } : {}),
+    ...(options.slotMs !== undefined ? { slotMs: options.slotMs } : {}),
   });
   let receiver: RunningReceiver;
   try {

@@ -70,6 +70,20 @@ export function eventWindowWorkflowId(
   return `events-window/${shortHash(`${output}|${windowMs}`)}/${tenantLabel(tenant)}/${windowLabel(startMs)}`;
 }
 
+/**
+ * The id of an intake slot's workflow: its window's id and the slot's start (whole seconds, so slots
+ * are at least a second long).
+ */
+export function eventSlotWorkflowId(
+  output: string,
+  windowMs: number,
+  tenant: string | null,
+  windowStart: number,
+  slotStart: number,
+): string {
+  return `${eventWindowWorkflowId(output, windowMs, tenant, windowStart)}/slot-${windowLabel(slotStart)}`;
+}
+
 /** One delivery as the sink stores it: a line of an inbox batch, and a row of the window's table. */
 export interface SinkEventRecord {
   event_id: string;

@@ -211,7 +211,7 @@ export function registerWebhooksCommands(program: Command): void {
     .addOption(
       new Option(
         '--inline-max-bytes <n>',
-        'largest batch carried in its signal, 0 = store every batch first (for the benchmark)',
+        'largest batch carried in its signal (default and most 131072), 0 = store every batch first (for the benchmark)',
       )
         .argParser((v) => Number(v))
         .hideHelp(),
