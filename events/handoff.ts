@@ -49,7 +49,7 @@ export interface EventHandoffOptions {
   settings: SinkWindowSettings;
   /** Deliveries per inbox object at most. Default 1,000. */
   maxBatch?: number;
-  /** Batches of one window being handed off at once. Default 2 (see bench/results/receiver.md). */
+  /** Batches of one window being handed off at once. Default 1: fewer, larger signals (see bench/results/receiver.md). */
   maxInFlight?: number;
   /** Batches up to this many bytes ride in their signal (at most 128 KiB); larger ones are stored first. Default 128 KiB; 0 = all stored first. */
   inlineMaxBytes?: number;
@@ -143,7 +143,7 @@ export class EventHandoff {
 
   constructor(private readonly options: EventHandoffOptions) {
     this.maxBatch = options.maxBatch ?? 1_000;
-    this.maxInFlight = options.maxInFlight ?? 2;
+    this.maxInFlight = options.maxInFlight ?? 1;
     this.inlineMaxBytes = Math.min(options.inlineMaxBytes ?? INLINE_BATCH_MAX_BYTES, INLINE_BATCH_MAX_BYTES);
     this.slotMs = Math.max(1, Math.round((options.slotMs ?? DEFAULT_SLOT_MS) / 1_000)) * 1_000;
     this.seenCapacity = options.seenCapacity ?? 100_000;
