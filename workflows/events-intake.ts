@@ -207,8 +207,11 @@ export async function eventSlotWorkflow(input: EventSlotInput): Promise<EventSlo
       });
     }
     // A receiver may still signal this slot until a hand-off started before its end has passed its
-    // deadline (a later signal, say from a receiver whose clock is behind, starts it again).
-    const closeAt = Math.max(slotEnd, lastSignalAt ?? 0) + LANDED_AFTER_MS;
+    // deadline (a later signal, say from a receiver whose clock is behind, starts it again). Stored-first
+    // batches carried over from the previous run count too: at the close every one of them has landed,
+    // so landing always makes progress (workflow time stands still within a task: a close that came
+    // before them would loop without yielding).
+    const closeAt = Math.max(slotEnd, lastSignalAt ?? 0, carry.recent.at(-1)?.at ?? 0) + LANDED_AFTER_MS;
     const now = Date.now();
     if (now < closeAt) {
       await condition(historyFull, closeAt - now);

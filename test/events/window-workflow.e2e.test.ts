@@ -47,7 +47,8 @@ afterAll(async () => {
 });
 
 const WINDOW_START = Date.parse('2026-01-01T00:00:00Z');
-const SETTINGS = { windowMs: 60_000, graceMs: 0, commitIntervalMs: 0, settleMs: 300, idleMs: 800 };
+// A window stays 3 s after its last commit: the slots of a test land well within that.
+const SETTINGS = { windowMs: 60_000, graceMs: 0, commitIntervalMs: 0, settleMs: 300, idleMs: 3_000 };
 
 function record(eventId: string, receivedAt: string): SinkEventRecord {
   return {
