@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../storage/object-store.js';
@@ -64,6 +64,11 @@ export async function gatherLines(
   onProgress?: (gathered: number) => void,
 ): Promise<string | undefined> {
   if (keys.length === 0) return undefined;
+  const inPlace = keys.map((key) => files.store.localPath(files.key(key)));
+  if (inPlace.every((file): file is string => file !== undefined)) {
+    await copyLines(inPlace, target, onProgress);
+    return target;
+  }
   const out = createWriteStream(target);
   const finished = new Promise<void>((resolve, reject) => {
     out.on('finish', resolve);
@@ -94,6 +99,62 @@ export async function gatherLines(
   out.end();
   await finished;
   return target;
+}
+
+/**
+ * `gatherLines` for a local-folder store: eight files read at a time, each through a buffer of its
+ * own that is reused for the next file, and appended in turn. Reading each into a fresh Buffer (as for
+ * S3) leaves about the table's size of dead Buffers for V8 to collect whenever it gets to it, on top of
+ * the DuckDB session that comes next.
+ */
+async function copyLines(
+  sources: readonly string[],
+  target: string,
+  onProgress?: (gathered: number) => void,
+): Promise<void> {
+  const out = await open(target, 'w');
+  const newline = Buffer.from('\n');
+  let next = 0;
+  let gathered = 0;
+  // Appends are chained: one reader's file goes in whole before the next one's.
+  let appended: Promise<unknown> = Promise.resolve();
+  const append = (write: () => Promise<unknown>) => (appended = appended.then(write));
+  const reader = async () => {
+    let buffer = Buffer.allocUnsafe(256 * 1024);
+    while (next < sources.length) {
+      const source = sources[next++]!;
+      const input = await open(source, 'r');
+      let length = 0;
+      try {
+        for (;;) {
+          if (length === buffer.length) {
+            const larger = Buffer.allocUnsafe(buffer.length * 2);
+            buffer.copy(larger, 0, 0, length);
+            buffer = larger;
+          }
+          const { bytesRead } = await input.read(buffer, length, buffer.length - length, null);
+          if (bytesRead === 0) break;
+          length += bytesRead;
+        }
+      } finally {
+        await input.close();
+      }
+      if (length > 0) {
+        const whole = buffer;
+        await append(async () => {
+          await out.write(whole, 0, length);
+          if (whole[length - 1] !== 0x0a) await out.write(newline);
+        });
+      }
+      if (++gathered % 500 === 0) onProgress?.(gathered);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(8, sources.length) }, reader));
+    await appended;
+  } finally {
+    await out.close();
+  }
 }
 
 /**
