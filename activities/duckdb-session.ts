@@ -18,21 +18,43 @@ export interface DuckDbSessionOptions {
   threads?: number;
 }
 
+/**
+ * Runs `fn` with a fresh DuckDB instance and a scratch folder, both removed afterwards. `reopen` closes
+ * the instance and hands out a new one on the same folder: DuckDB's freed memory stays with the
+ * process's allocator until its instance closes, so a step that follows a large one starts lower.
+ */
 export async function withDuckDb<T>(
   options: DuckDbSessionOptions,
-  fn: (connection: DuckDBConnection, scratchDir: string) => Promise<T>,
+  fn: (
+    connection: DuckDBConnection,
+    scratchDir: string,
+    reopen: () => Promise<DuckDBConnection>,
+  ) => Promise<T>,
 ): Promise<T> {
   const scratchDir = await mkdtemp(path.join(options.workDir ?? tmpdir(), 'enrichflow-'));
   try {
-    const session = await openDuckDB({
-      memoryLimit: options.memoryLimit ?? '256MB',
-      tempDir: scratchDir,
-      ...(options.threads ? { threads: options.threads } : {}),
-    });
+    const open = async () => {
+      const opened = await openDuckDB({
+        memoryLimit: options.memoryLimit ?? '256MB',
+        tempDir: scratchDir,
+        ...(options.threads ? { threads: options.threads } : {}),
+      });
+      try {
+        // Rows keep their insertion order so plans and tables come out in input order.
+        await opened.connection.run('SET preserve_insertion_order = true');
+      } catch (error) {
+        await opened.close();
+        throw error;
+      }
+      return opened;
+    };
+    let session = await open();
     try {
-      // Rows keep their insertion order so plans and tables come out in input order.
-      await session.connection.run('SET preserve_insertion_order = true');
-      return await fn(session.connection, scratchDir);
+      return await fn(session.connection, scratchDir, async () => {
+        await session.close();
+        session = await open();
+        return session.connection;
+      });
     } finally {
       await session.close();
     }
