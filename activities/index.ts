@@ -1,14 +1,14 @@
 // The enrichment activities, built over their dependencies (a Data Service client, an object-store
 // resolver, a logger). They exchange object keys and counts with workflows; rows stay in the store.
-import { ApplicationFailure, Context } from "@temporalio/activity";
-import type { DuckDBConnection } from "@duckdb/node-api";
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
-import pLimit from "p-limit";
-import { isBulkDataset } from "../contract/datasets.js";
-import type { Logger } from "../lib/logger.js";
-import { describeBatch } from "../workflows/batch-queue.js";
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pLimit from 'p-limit';
+import { isBulkDataset } from '../contract/datasets.js';
+import type { Logger } from '../lib/logger.js';
+import { describeBatch } from '../workflows/batch-queue.js';
 import type {
   BatchFailure,
   BatchOutcome,
@@ -25,33 +25,18 @@ import type {
   StagePlan,
   StageResult,
   TableSummary,
-} from "../workflows/types.js";
-import type {
-  EnrichmentCalls,
-  MatchItem,
-  RateLimitInfo,
-} from "./client-port.js";
-import { queryRows, sqlString, withDuckDb } from "./duckdb-session.js";
-import { writeParquetTable } from "./parquet-tables.js";
-import { rejectReasonsOf, renderRunReport } from "./report.js";
-import { planInput } from "./plan-input.js";
-import {
-  BATCHES_PER_CHUNK,
-  BATCH_SIZE,
-  ledgerKey,
-  runLayout,
-  stageBatching,
-} from "./run-layout.js";
-import { joinKey } from "../storage/object-store.js";
-import {
-  downloadAll,
-  gatherLines,
-  RunFiles,
-  type StoreResolver,
-} from "./run-files.js";
-import { datasetColumns, datasetRecordStruct } from "./table-schema.js";
+} from '../workflows/types.js';
+import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js';
+import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
+import { writeParquetTable } from './parquet-tables.js';
+import { rejectReasonsOf, renderRunReport } from './report.js';
+import { planInput } from './plan-input.js';
+import { BATCHES_PER_CHUNK, BATCH_SIZE, ledgerKey, runLayout, stageBatching } from './run-layout.js';
+import { joinKey } from '../storage/object-store.js';
+import { downloadAll, gatherLines, RunFiles, type StoreResolver } from './run-files.js';
+import { datasetColumns, datasetRecordStruct } from './table-schema.js';
 
-export { InputFileError } from "./plan-input.js";
+export { InputFileError } from './plan-input.js';
 
 export interface ActivityDeps {
   calls: EnrichmentCalls;
@@ -69,7 +54,7 @@ interface MatchKey extends MatchItem {
 
 /** Thrown when a batch reference points outside its plan file: a defect, never retried. */
 export class BatchPlanError extends Error {
-  override readonly name = "BatchPlanError";
+  override readonly name = 'BatchPlanError';
 }
 
 function heartbeat(details?: unknown): void {
@@ -81,10 +66,7 @@ function heartbeat(details?: unknown): void {
 }
 
 /** Heartbeats every few seconds while `work` runs, so a dead worker is noticed within the heartbeat timeout. */
-async function whileHeartbeating<T>(
-  work: Promise<T>,
-  everyMs = 3_000,
-): Promise<T> {
+async function whileHeartbeating<T>(work: Promise<T>, everyMs = 3_000): Promise<T> {
   // No heartbeat up front: most calls end well within `everyMs`, and each heartbeat is a server round trip.
   const timer = setInterval(() => heartbeat(), everyMs);
   try {
@@ -107,47 +89,33 @@ export function toActivityFailure(error: unknown, items: number): unknown {
   if (!(error instanceof Error)) return error;
   const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
   switch (error.name) {
-    case "RateLimitedError":
+    case 'RateLimitedError':
       return ApplicationFailure.create({
         type: error.name,
         message: error.message,
-        nextRetryDelay:
-          typeof retryAfterMs === "number"
-            ? Math.max(retryAfterMs, 100)
-            : undefined,
+        nextRetryDelay: typeof retryAfterMs === 'number' ? Math.max(retryAfterMs, 100) : undefined,
         cause: error,
       });
-    case "ValidationError":
+    case 'ValidationError':
       return ApplicationFailure.create({
         type: error.name,
         message: error.message,
         nonRetryable: true,
         details: [{ items }],
       });
-    case "AuthError":
-    case "InsufficientCreditsError":
-      return ApplicationFailure.create({
-        type: error.name,
-        message: error.message,
-        nonRetryable: true,
-      });
+    case 'AuthError':
+    case 'InsufficientCreditsError':
+      return ApplicationFailure.create({ type: error.name, message: error.message, nonRetryable: true });
     default:
-      return ApplicationFailure.create({
-        type: error.name,
-        message: error.message,
-        cause: error,
-      });
+      return ApplicationFailure.create({ type: error.name, message: error.message, cause: error });
   }
 }
 
 /** Waits a little when the service says the key's window is nearly used up, instead of running into 429s. */
-export async function easeOff(
-  rateLimit: RateLimitInfo | undefined,
-): Promise<void> {
+export async function easeOff(rateLimit: RateLimitInfo | undefined): Promise<void> {
   if (!rateLimit) return;
   const { limit, remaining, resetAt } = rateLimit;
-  if (limit === undefined || remaining === undefined || resetAt === undefined)
-    return;
+  if (limit === undefined || remaining === undefined || resetAt === undefined) return;
   if (remaining > Math.max(2, limit * 0.05)) return;
   const untilReset = resetAt * 1000 - Date.now();
   if (untilReset <= 0) return;
@@ -160,10 +128,7 @@ function slice<T>(items: T[], ref: BatchRef): T[] {
 }
 
 function toJsonLines(values: unknown[]): string {
-  return (
-    values.map((v) => JSON.stringify(v)).join("\n") +
-    (values.length ? "\n" : "")
-  );
+  return values.map((v) => JSON.stringify(v)).join('\n') + (values.length ? '\n' : '');
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -195,17 +160,10 @@ export function createActivities(deps: ActivityDeps) {
     return cached as Promise<T[][]>;
   }
 
-  async function batchItems<T>(
-    files: RunFiles,
-    chunkKey: string,
-    ref: BatchRef,
-  ): Promise<T[]> {
+  async function batchItems<T>(files: RunFiles, chunkKey: string, ref: BatchRef): Promise<T[]> {
     const chunk = await readChunk<T>(files, chunkKey);
     const batch = chunk[ref.index];
-    if (!batch)
-      throw new BatchPlanError(
-        `batch ${describeBatch(ref)} is not in ${chunkKey}`,
-      );
+    if (!batch) throw new BatchPlanError(`batch ${describeBatch(ref)} is not in ${chunkKey}`);
     return slice(batch, ref);
   }
 
@@ -226,8 +184,7 @@ export function createActivities(deps: ActivityDeps) {
     let chunk = 0;
     const flush = async (items: unknown[]) => {
       const batches: unknown[][] = [];
-      for (let i = 0; i < items.length; i += batchSize)
-        batches.push(items.slice(i, i + batchSize));
+      for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
       const key = keyFor(chunk);
       const upload = limit(() => files.putJson(key, batches));
       uploads.add(upload);
@@ -252,46 +209,30 @@ export function createActivities(deps: ActivityDeps) {
     if (pending.length > 0) await flush(pending);
     await Promise.all(uploads);
     if (chunk * perFile < total || (chunk - 1) * perFile >= total) {
-      throw new BatchPlanError(
-        `plan files hold a different number of items than the ${total} planned`,
-      );
+      throw new BatchPlanError(`plan files hold a different number of items than the ${total} planned`);
     }
     return Math.ceil(total / batchSize);
   }
 
   return {
     /** Reads the input, rejects unusable rows, and writes the match plan (or, with ids given, the row table). */
-    planRun: async ({
-      run,
-      input,
-    }: {
-      run: RunLocation;
-      input: InputSpec;
-    }): Promise<PlanSummary> => {
+    planRun: async ({ run, input }: { run: RunLocation; input: InputSpec }): Promise<PlanSummary> => {
       const files = RunFiles.open(resolveStore, run);
       const source = resolveStore(input.location);
       return duck(async (connection, scratch) => {
-        heartbeat({ step: "reading input" });
-        const planned = await planInput(
-          connection,
-          { store: source.store, key: source.prefix },
-          input,
-          {
-            tempDir: scratch,
-            onProgress: (records) =>
-              heartbeat({ step: "reading input", records }),
-          },
-        );
-        const rowsFile = path.join(scratch, "rows.parquet");
-        await connection.run(
-          `COPY rows TO ${sqlString(rowsFile)} (FORMAT PARQUET, COMPRESSION ZSTD)`,
-        );
+        heartbeat({ step: 'reading input' });
+        const planned = await planInput(connection, { store: source.store, key: source.prefix }, input, {
+          tempDir: scratch,
+          onProgress: (records) => heartbeat({ step: 'reading input', records }),
+        });
+        const rowsFile = path.join(scratch, 'rows.parquet');
+        await connection.run(`COPY rows TO ${sqlString(rowsFile)} (FORMAT PARQUET, COMPRESSION ZSTD)`);
         await files.store.putFile(files.key(runLayout.plannedRows), rowsFile);
         await writeParquetTable(
           connection,
           files,
-          "rejects",
-          "SELECT row_number, reason, record FROM rejects ORDER BY row_number",
+          'rejects',
+          'SELECT row_number, reason, record FROM rejects ORDER BY row_number',
           scratch,
         );
         let match: StagePlan | undefined;
@@ -299,14 +240,14 @@ export function createActivities(deps: ActivityDeps) {
           const totalBatches = await writeChunks(
             connection,
             files,
-            "SELECT key_id, name, domain, url, network_url FROM keys ORDER BY key_id",
+            'SELECT key_id, name, domain, url, network_url FROM keys ORDER BY key_id',
             planned.uniqueKeys,
             BATCH_SIZE,
             BATCHES_PER_CHUNK,
             runLayout.matchChunk,
           );
           match = {
-            stage: "match",
+            stage: 'match',
             totalBatches,
             batchesPerChunk: BATCHES_PER_CHUNK,
             totalItems: planned.uniqueKeys,
@@ -319,11 +260,8 @@ export function createActivities(deps: ActivityDeps) {
           idsProvided: planned.idsProvided,
           ...(match ? { match } : {}),
         };
-        await files.putJson(runLayout.planSummary, {
-          ...summary,
-          columns: planned.mapping,
-        });
-        logger.info({ runId: run.runId, ...summary }, "planned run");
+        await files.putJson(runLayout.planSummary, { ...summary, columns: planned.mapping });
+        logger.info({ runId: run.runId, ...summary }, 'planned run');
         return summary;
       });
     },
@@ -344,24 +282,14 @@ export function createActivities(deps: ActivityDeps) {
       idPlan?: string;
     }): Promise<BatchOutcome> => {
       const files = RunFiles.open(resolveStore, run);
-      if (stage === "match") {
-        const keys = await batchItems<MatchKey>(
-          files,
-          runLayout.matchChunk(batch.chunk),
-          batch,
-        );
+      if (stage === 'match') {
+        const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
         const items = keys.map(({ key_id: _id, ...fields }) =>
-          Object.fromEntries(
-            Object.entries(fields).filter(
-              ([, v]) => v !== null && v !== undefined,
-            ),
-          ),
+          Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)),
         );
         let response;
         try {
-          response = await whileHeartbeating(
-            calls.matchBusinesses({ businesses_to_match: items }),
-          );
+          response = await whileHeartbeating(calls.matchBusinesses({ businesses_to_match: items }));
         } catch (error) {
           throw toActivityFailure(error, items.length);
         }
@@ -369,51 +297,29 @@ export function createActivities(deps: ActivityDeps) {
           key_id: key.key_id,
           business_id: response.body.matched_businesses[i]?.business_id ?? null,
         }));
-        await files.store.put(
-          files.key(runLayout.result(stage, batch)),
-          toJsonLines(results),
-        );
+        await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
         await easeOff(response.rateLimit);
         const matched = results.filter((r) => r.business_id !== null).length;
-        return {
-          records: matched,
-          misses: results.length - matched,
-          calls: attempt(),
-        };
+        return { records: matched, misses: results.length - matched, calls: attempt() };
       }
       const { batchSize, batchesPerChunk } = stageBatching(stage);
       if (batch.index >= batchesPerChunk)
-        throw new BatchPlanError(
-          `batch ${describeBatch(batch)} is out of range`,
-        );
-      const ids = await batchItems<string>(
-        files,
-        runLayout.idChunk(batchSize, batch.chunk, idPlan),
-        batch,
-      );
+        throw new BatchPlanError(`batch ${describeBatch(batch)} is out of range`);
+      const ids = await batchItems<string>(files, runLayout.idChunk(batchSize, batch.chunk, idPlan), batch);
       let lines: { business_id: string; data: unknown }[];
       let rateLimit: RateLimitInfo | undefined;
       try {
-        if (stage === "company_hierarchies") {
+        if (stage === 'company_hierarchies') {
           const [businessId] = ids;
-          if (!businessId)
-            throw new BatchPlanError(`batch ${describeBatch(batch)} is empty`);
+          if (!businessId) throw new BatchPlanError(`batch ${describeBatch(batch)} is empty`);
           const response = await whileHeartbeating(
-            calls.enrichHierarchy({
-              business_id: businessId,
-              ...(parameters ? { parameters } : {}),
-            }),
+            calls.enrichHierarchy({ business_id: businessId, ...(parameters ? { parameters } : {}) }),
           );
-          lines = response.body.data
-            ? [{ business_id: businessId, data: response.body.data }]
-            : [];
+          lines = response.body.data ? [{ business_id: businessId, data: response.body.data }] : [];
           rateLimit = response.rateLimit;
         } else if (isBulkDataset(stage)) {
           const response = await whileHeartbeating(
-            calls.bulkEnrich(stage, {
-              business_ids: ids,
-              ...(parameters ? { parameters } : {}),
-            }),
+            calls.bulkEnrich(stage, { business_ids: ids, ...(parameters ? { parameters } : {}) }),
           );
           lines = response.body.data;
           rateLimit = response.rateLimit;
@@ -427,13 +333,8 @@ export function createActivities(deps: ActivityDeps) {
       // Misses are written too (data null): the table leaves them out, the freshness ledger counts them
       // as asked for.
       const found = new Set(lines.map((line) => line.business_id));
-      const misses = ids
-        .filter((id) => !found.has(id))
-        .map((id) => ({ business_id: id, data: null }));
-      await files.store.put(
-        files.key(runLayout.result(stage, batch)),
-        toJsonLines([...lines, ...misses]),
-      );
+      const misses = ids.filter((id) => !found.has(id)).map((id) => ({ business_id: id, data: null }));
+      await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines([...lines, ...misses]));
       await easeOff(rateLimit);
       return { records: lines.length, misses: misses.length, calls: attempt() };
     },
@@ -462,41 +363,27 @@ export function createActivities(deps: ActivityDeps) {
     }): Promise<EnrichPlanSummary & { appended: PendingBatches[] }> => {
       const files = RunFiles.open(resolveStore, run);
       return duck(async (connection, scratch) => {
-        const rowsFile = path.join(scratch, "rows.parquet");
-        await files.store.downloadToFile(
-          files.key(runLayout.plannedRows),
-          rowsFile,
-        );
-        await connection.run(
-          `CREATE TABLE rows AS SELECT * FROM read_parquet(${sqlString(rowsFile)})`,
-        );
-        const inputColumns = (
-          await queryRows<{ column_name: string }>(connection, "DESCRIBE rows")
-        )
+        const rowsFile = path.join(scratch, 'rows.parquet');
+        await files.store.downloadToFile(files.key(runLayout.plannedRows), rowsFile);
+        await connection.run(`CREATE TABLE rows AS SELECT * FROM read_parquet(${sqlString(rowsFile)})`);
+        const inputColumns = (await queryRows<{ column_name: string }>(connection, 'DESCRIBE rows'))
           .map((c) => c.column_name)
-          .filter((c) => c.startsWith("input_"))
+          .filter((c) => c.startsWith('input_'))
           .map((c) => `r."${c.replaceAll('"', '""')}"`);
-        const inputs = inputColumns.length
-          ? `${inputColumns.join(", ")}, `
-          : "";
+        const inputs = inputColumns.length ? `${inputColumns.join(', ')}, ` : '';
         if (idsProvided) {
           await connection.run(
             `CREATE TABLE matched AS SELECT r.row_number, ${inputs}r.business_id, 'provided' AS match_status FROM rows r`,
           );
         } else {
-          const resultKeys = await files.list(runLayout.resultsPrefix("match"));
-          const local = await gatherLines(
-            files,
-            resultKeys,
-            path.join(scratch, "match-results.jsonl"),
-            (n) => heartbeat({ gathered: n }),
+          const resultKeys = await files.list(runLayout.resultsPrefix('match'));
+          const local = await gatherLines(files, resultKeys, path.join(scratch, 'match-results.jsonl'), (n) =>
+            heartbeat({ gathered: n }),
           );
           const source = local
             ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {key_id: 'BIGINT', business_id: 'VARCHAR'})`
             : `(SELECT NULL::BIGINT AS key_id, NULL::VARCHAR AS business_id WHERE false)`;
-          await connection.run(
-            `CREATE TABLE results AS SELECT DISTINCT key_id, business_id FROM ${source}`,
-          );
+          await connection.run(`CREATE TABLE results AS SELECT DISTINCT key_id, business_id FROM ${source}`);
           await connection.run(
             `CREATE TABLE matched AS SELECT r.row_number, ${inputs}m.business_id,
                CASE WHEN m.key_id IS NULL THEN 'match_failed' WHEN m.business_id IS NULL THEN 'unmatched' ELSE 'matched' END AS match_status
@@ -506,19 +393,15 @@ export function createActivities(deps: ActivityDeps) {
         await writeParquetTable(
           connection,
           files,
-          "matches",
-          "SELECT * FROM matched ORDER BY row_number",
+          'matches',
+          'SELECT * FROM matched ORDER BY row_number',
           scratch,
         );
         await connection.run(
           `CREATE TABLE ids AS SELECT business_id FROM matched WHERE business_id IS NOT NULL
              GROUP BY business_id ORDER BY min(row_number)`,
         );
-        const [counts] = await queryRows<{
-          matched: number;
-          unmatched: number;
-          ids: number;
-        }>(
+        const [counts] = await queryRows<{ matched: number; unmatched: number; ids: number }>(
           connection,
           `SELECT count(*) FILTER (WHERE business_id IS NOT NULL) AS matched, count(*) FILTER (WHERE business_id IS NULL) AS unmatched,
                   (SELECT count(*) FROM ids) AS ids FROM matched`,
@@ -526,15 +409,12 @@ export function createActivities(deps: ActivityDeps) {
         const uniqueIds = Number(counts?.ids ?? 0);
         const stages: StagePlan[] = [];
         const appended: PendingBatches[] = [];
-        const written = new Map<
-          string,
-          { totalBatches: number; added: BatchRef[]; items: number }
-        >();
+        const written = new Map<string, { totalBatches: number; added: BatchRef[]; items: number }>();
         const output = resolveStore(run.output);
         for (const dataset of datasets) {
           const { batchSize, batchesPerChunk } = stageBatching(dataset);
           // An incremental run plans each dataset apart: its ids minus those its ledger finds fresh.
-          let idTable = "ids";
+          let idTable = 'ids';
           let idPlan: string | undefined;
           let skippedFresh = 0;
           if (maxAgeMs !== undefined) {
@@ -546,15 +426,12 @@ export function createActivities(deps: ActivityDeps) {
               ? (await output.store.downloadToFile(ledger, local),
                 `SELECT business_id FROM read_parquet(${sqlString(local)})
                    WHERE checked_at >= to_timestamp(${((asOf ?? Date.now()) - maxAgeMs) / 1000})`)
-              : "SELECT NULL::VARCHAR AS business_id WHERE false";
+              : 'SELECT NULL::VARCHAR AS business_id WHERE false';
             await connection.run(
               `CREATE TABLE ${idTable} AS SELECT business_id FROM ids
                  WHERE business_id NOT IN (${fresh}) ORDER BY rowid`,
             );
-            const [kept] = await queryRows<{ n: number }>(
-              connection,
-              `SELECT count(*) AS n FROM ${idTable}`,
-            );
+            const [kept] = await queryRows<{ n: number }>(connection, `SELECT count(*) AS n FROM ${idTable}`);
             skippedFresh = uniqueIds - Number(kept?.n ?? 0);
           }
           const planName = idPlan ?? `ids-${batchSize}`;
@@ -601,8 +478,7 @@ export function createActivities(deps: ActivityDeps) {
             totalItems: plan.items,
             ...(idPlan ? { idPlan, skippedFresh } : {}),
           });
-          if (plan.added.length)
-            appended.push({ stage: dataset, batches: plan.added });
+          if (plan.added.length) appended.push({ stage: dataset, batches: plan.added });
         }
         return {
           matchedRows: Number(counts?.matched ?? 0),
@@ -618,35 +494,21 @@ export function createActivities(deps: ActivityDeps) {
      * Gathers the failed batches recorded for a run and moves their records aside (under
      * `_work/failures-retried/<retryId>/`), so the batches that fail again are the only ones recorded.
      */
-    planRetry: async ({
-      run,
-      retryId,
-    }: {
-      run: RunLocation;
-      retryId: string;
-    }): Promise<PendingBatches[]> => {
+    planRetry: async ({ run, retryId }: { run: RunLocation; retryId: string }): Promise<PendingBatches[]> => {
       const files = RunFiles.open(resolveStore, run);
       const byStage = new Map<StageName, BatchRef[]>();
       for (const key of await files.list(runLayout.failuresPrefix)) {
-        const record = await files.getJson<{
-          stage: StageName;
-          failures: BatchFailure[];
-        }>(key);
+        const record = await files.getJson<{ stage: StageName; failures: BatchFailure[] }>(key);
         const refs = byStage.get(record.stage) ?? [];
         refs.push(...record.failures.map((f) => f.batch));
         byStage.set(record.stage, refs);
         await files.store.put(
-          files.key(
-            `_work/failures-retried/${retryId}/${key.slice(runLayout.failuresPrefix.length)}`,
-          ),
+          files.key(`_work/failures-retried/${retryId}/${key.slice(runLayout.failuresPrefix.length)}`),
           JSON.stringify(record),
         );
         await files.store.delete(files.key(key));
       }
-      return [...byStage.entries()].map(([stage, batches]) => ({
-        stage,
-        batches,
-      }));
+      return [...byStage.entries()].map(([stage, batches]) => ({ stage, batches }));
     },
 
     /** Appends failed batches to the run's failure records; returns the key written. */
@@ -685,34 +547,29 @@ export function createActivities(deps: ActivityDeps) {
       return duck(
         async (connection, scratch, reopen) => {
           const keys = await files.list(runLayout.resultsPrefix(dataset));
-          const local = await gatherLines(
-            files,
-            keys,
-            path.join(scratch, "results.jsonl"),
-            (gathered) => heartbeat({ dataset, gathered }),
+          const local = await gatherLines(files, keys, path.join(scratch, 'results.jsonl'), (gathered) =>
+            heartbeat({ dataset, gathered }),
           );
           const columns = datasetColumns(dataset).slice(1);
           const struct = datasetRecordStruct(dataset);
           const source = local
             ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {business_id: 'VARCHAR', data: ${sqlString(struct)}})`
             : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
-          const projection = columns
-            .map((c) => `data."${c.name}" AS "${c.name}"`)
-            .join(", ");
+          const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
           heartbeat({ dataset, files: keys.length });
           // Streamed rather than held, in file order (sorting wide records costs more memory than a
           // warehouse gains), in row groups of 4,096 rows (the writer holds a group in memory: 100k
           // firmographics rows take +52 MB at 4,096, +90 MB at 16,384, at the same speed). Batches
           // never overlap, so an id comes once; should results ever overlap, the table is written again
           // with one row per id (checked on the written file's id column, which is cheap to read).
-          await connection.run("SET preserve_insertion_order = false");
+          await connection.run('SET preserve_insertion_order = false');
           const write = (dedupe: boolean) =>
             writeParquetTable(
               connection,
               files,
               dataset,
-              `SELECT business_id${projection ? ", " + projection : ""} FROM ${source} WHERE data IS NOT NULL
-               ${dedupe ? "QUALIFY row_number() OVER (PARTITION BY business_id) = 1" : ""}`,
+              `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
+               ${dedupe ? 'QUALIFY row_number() OVER (PARTITION BY business_id) = 1' : ''}`,
               scratch,
               { rowGroupRows: 4_096 },
             );
@@ -720,28 +577,28 @@ export function createActivities(deps: ActivityDeps) {
           const [ids] = await queryRows<{ n: number; d: number }>(
             connection,
             `SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM read_parquet(${sqlString(
-              path.join(scratch, `table-${dataset}`, "*.parquet"),
+              path.join(scratch, `table-${dataset}`, '*.parquet'),
             )})`,
           );
           if (Number(ids?.n ?? 0) !== Number(ids?.d ?? 0)) {
             logger.warn(
               { dataset, rows: ids?.n, ids: ids?.d },
-              "overlapping batch results: writing one row per id",
+              'overlapping batch results: writing one row per id',
             );
             table = await write(true);
           }
           // The freshness ledger: this run's ids replace their earlier rows, in one object written whole.
-          const previous = path.join(scratch, "ledger-before.parquet");
+          const previous = path.join(scratch, 'ledger-before.parquet');
           const hasPrevious = await output.store.exists(ledger);
           if (hasPrevious) await output.store.downloadToFile(ledger, previous);
-          const next = path.join(scratch, "ledger.parquet");
+          const next = path.join(scratch, 'ledger.parquet');
           // Found = in the table just written; the results are read again for their ids only (parsing
           // every record's struct a second time costs as much memory as the table's write), by a new
           // instance: the write's freed memory goes back with the old one instead of adding to this.
           const resultIds = local
             ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {business_id: 'VARCHAR'})`
             : `(SELECT NULL::VARCHAR AS business_id WHERE false)`;
-          const written = `read_parquet(${sqlString(path.join(scratch, `table-${dataset}`, "*.parquet"))})`;
+          const written = `read_parquet(${sqlString(path.join(scratch, `table-${dataset}`, '*.parquet'))})`;
           const fresh = await reopen();
           await fresh.run(
             `COPY (
@@ -754,7 +611,7 @@ export function createActivities(deps: ActivityDeps) {
                hasPrevious
                  ? `UNION ALL SELECT business_id, found, checked_at, run_id FROM read_parquet(${sqlString(previous)})
                     WHERE business_id NOT IN (SELECT business_id FROM checked)`
-                 : ""
+                 : ''
              }
              ORDER BY business_id
            ) TO ${sqlString(next)} (FORMAT parquet, COMPRESSION zstd)`,
@@ -786,17 +643,13 @@ export function createActivities(deps: ActivityDeps) {
         const rows: unknown[] = [];
         {
           for (const key of await files.list(runLayout.failuresPrefix)) {
-            const record = await files.getJson<{
-              stage: StageName;
-              failures: BatchFailure[];
-            }>(key);
+            const record = await files.getJson<{ stage: StageName; failures: BatchFailure[] }>(key);
             for (const failure of record.failures) {
               const items = await failedItems(
                 files,
                 record.stage,
                 failure.batch,
-                input.enrichPlan.stages.find((s) => s.stage === record.stage)
-                  ?.idPlan,
+                input.enrichPlan.stages.find((s) => s.stage === record.stage)?.idPlan,
               );
               rows.push({
                 stage: record.stage,
@@ -809,7 +662,7 @@ export function createActivities(deps: ActivityDeps) {
             }
           }
         }
-        const jsonl = path.join(scratch, "failures.jsonl");
+        const jsonl = path.join(scratch, 'failures.jsonl');
         await writeFile(jsonl, toJsonLines(rows));
         const source = rows.length
           ? `read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = {stage: 'VARCHAR', batch: 'VARCHAR', error_type: 'VARCHAR', message: 'VARCHAR', attempts: 'INTEGER', items: 'VARCHAR[]'})`
@@ -817,30 +670,23 @@ export function createActivities(deps: ActivityDeps) {
         return writeParquetTable(
           connection,
           files,
-          "failures",
+          'failures',
           `SELECT * FROM ${source} ORDER BY stage, batch`,
           scratch,
         );
       });
-      const matches = await files.getJson<TableSummary>(
-        "_work/tables/matches.json",
-      );
-      const rejects = await files.getJson<TableSummary>(
-        "_work/tables/rejects.json",
-      );
+      const matches = await files.getJson<TableSummary>('_work/tables/matches.json');
+      const rejects = await files.getJson<TableSummary>('_work/tables/rejects.json');
       const tables = [...input.datasetTables, matches, rejects, failuresTable];
       const finishedAt = new Date().toISOString();
       const failedBatches = failuresTable.rows;
-      const unstartedBatches = input.stages.reduce(
-        (sum, s) => sum + (s.unstarted?.batches ?? 0),
-        0,
-      );
-      const status: RunSummary["status"] =
+      const unstartedBatches = input.stages.reduce((sum, s) => sum + (s.unstarted?.batches ?? 0), 0);
+      const status: RunSummary['status'] =
         unstartedBatches > 0
-          ? "stopped_at_budget"
+          ? 'stopped_at_budget'
           : failedBatches > 0
-            ? "completed_with_failures"
-            : "completed";
+            ? 'completed_with_failures'
+            : 'completed';
       const manifest = {
         manifest_version: 1,
         run_id: run.runId,
@@ -863,18 +709,14 @@ export function createActivities(deps: ActivityDeps) {
           unstarted_batches: unstartedBatches,
           calls: input.stages.reduce((sum, s) => sum + s.calls, 0),
         },
-        ...(input.request.maxCalls !== undefined
-          ? { max_calls: input.request.maxCalls }
-          : {}),
+        ...(input.request.maxCalls !== undefined ? { max_calls: input.request.maxCalls } : {}),
         stages: input.stages.map((s) => ({
           stage: s.stage,
           batches: s.totalBatches,
           done_batches: s.doneBatches,
           failed_batches: s.failedBatches,
           unstarted_batches: s.unstarted?.batches ?? 0,
-          skipped_fresh:
-            input.enrichPlan.stages.find((p) => p.stage === s.stage)
-              ?.skippedFresh ?? 0,
+          skipped_fresh: input.enrichPlan.stages.find((p) => p.stage === s.stage)?.skippedFresh ?? 0,
           records: s.records,
           misses: s.misses,
           calls: s.calls,
@@ -882,12 +724,7 @@ export function createActivities(deps: ActivityDeps) {
           finished_at: new Date(s.updatedAt).toISOString(),
           seconds: Math.round((s.updatedAt - s.startedAt) / 100) / 10,
         })),
-        tables: tables.map((t) => ({
-          name: t.table,
-          rows: t.rows,
-          files: t.files,
-          columns: t.columns,
-        })),
+        tables: tables.map((t) => ({ name: t.table, rows: t.rows, files: t.files, columns: t.columns })),
       };
       const summary: RunSummary = {
         runId: run.runId,
@@ -911,25 +748,13 @@ export function createActivities(deps: ActivityDeps) {
       const rejectReasons = await duck((connection, scratch) =>
         rejectReasonsOf(connection, files, rejects, scratch),
       );
-      await files.store.put(
-        files.key(runLayout.report),
-        renderRunReport(manifest, { rejectReasons }),
-        {
-          contentType: "text/markdown; charset=utf-8",
-        },
-      );
+      await files.store.put(files.key(runLayout.report), renderRunReport(manifest, { rejectReasons }), {
+        contentType: 'text/markdown; charset=utf-8',
+      });
       // A run stopped at budget is incomplete: no `_SUCCESS` until a resume finishes it.
-      if (status === "stopped_at_budget")
-        await files.store.delete(files.key(runLayout.success));
-      else
-        await files.putJson(runLayout.success, {
-          run_id: run.runId,
-          finished_at: finishedAt,
-        });
-      logger.info(
-        { runId: run.runId, status, failedBatches, unstartedBatches },
-        "committed run",
-      );
+      if (status === 'stopped_at_budget') await files.store.delete(files.key(runLayout.success));
+      else await files.putJson(runLayout.success, { run_id: run.runId, finished_at: finishedAt });
+      logger.info({ runId: run.runId, status, failedBatches, unstartedBatches }, 'committed run');
       return summary;
     },
   };
@@ -941,31 +766,21 @@ export function createActivities(deps: ActivityDeps) {
     batchSize: number,
     batchesPerChunk: number,
     scratch: string,
-    idTable = "ids",
+    idTable = 'ids',
     idPlan?: string,
   ): Promise<{ totalBatches: number; added: BatchRef[] }> {
     const planName = idPlan ?? `ids-${batchSize}`;
     const existing = await files.list(`_work/plan/${planName}/`);
-    const local = await downloadAll(
-      files,
-      existing,
-      path.join(scratch, planName),
-    );
+    const local = await downloadAll(files, existing, path.join(scratch, planName));
     const known = local.length
-      ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS business_id FROM read_json_objects([${local.map(sqlString).join(", ")}], format = 'unstructured')`
+      ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
       : `SELECT NULL::VARCHAR AS business_id WHERE false`;
     await connection.run(`CREATE OR REPLACE TABLE known_ids AS ${known}`);
-    const [old] = await queryRows<{ n: number }>(
-      connection,
-      "SELECT count(*) AS n FROM known_ids",
-    );
+    const [old] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM known_ids');
     await connection.run(
       `CREATE OR REPLACE TABLE new_ids AS SELECT business_id FROM ${idTable} WHERE business_id NOT IN (SELECT business_id FROM known_ids) ORDER BY rowid`,
     );
-    const [fresh] = await queryRows<{ n: number }>(
-      connection,
-      "SELECT count(*) AS n FROM new_ids",
-    );
+    const [fresh] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM new_ids');
     const oldBatches = Math.ceil(Number(old?.n ?? 0) / batchSize);
     const newCount = Number(fresh?.n ?? 0);
     const firstChunk = existing.length;
@@ -974,7 +789,7 @@ export function createActivities(deps: ActivityDeps) {
       const batches = await writeChunks(
         connection,
         files,
-        "SELECT business_id FROM new_ids ORDER BY rowid",
+        'SELECT business_id FROM new_ids ORDER BY rowid',
         newCount,
         batchSize,
         batchesPerChunk,
@@ -982,10 +797,7 @@ export function createActivities(deps: ActivityDeps) {
         (row) => row.business_id,
       );
       for (let b = 0; b < batches; b += 1) {
-        added.push({
-          chunk: firstChunk + Math.floor(b / batchesPerChunk),
-          index: b % batchesPerChunk,
-        });
+        added.push({ chunk: firstChunk + Math.floor(b / batchesPerChunk), index: b % batchesPerChunk });
       }
     }
     return { totalBatches: oldBatches + added.length, added };
@@ -998,20 +810,12 @@ export function createActivities(deps: ActivityDeps) {
     ref: BatchRef,
     idPlan?: string,
   ): Promise<string[]> {
-    if (stage === "match") {
-      const keys = await batchItems<MatchKey>(
-        files,
-        runLayout.matchChunk(ref.chunk),
-        ref,
-      );
+    if (stage === 'match') {
+      const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(ref.chunk), ref);
       return keys.map((k) => JSON.stringify(k));
     }
     const { batchSize } = stageBatching(stage);
-    return batchItems<string>(
-      files,
-      runLayout.idChunk(batchSize, ref.chunk, idPlan),
-      ref,
-    );
+    return batchItems<string>(files, runLayout.idChunk(batchSize, ref.chunk, idPlan), ref);
   }
 }
 
