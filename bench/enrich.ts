@@ -14,7 +14,7 @@ import { DataServiceClient } from '../client/index.js';
 import { generateBusinessRows } from '../sandbox/data/businesses.js';
 import { DEFAULT_SEED } from '../sandbox/app.js';
 import { freePort } from '../stack/ports.js';
-import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers } from './support.js';
+import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers, WORKER_ENV, workerNodeFlags } from './support.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import type { RunSummary } from '../workflows/types.js';
 import type { BulkDataset } from '../contract/datasets.js';
@@ -26,7 +26,8 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '100' },
     latency: { type: 'string', default: '50' },
     window: { type: 'string', default: '48' },
-    // The worker's V8 heap cap, as docker-compose.yml deploys it (NODE_OPTIONS); 0 = Node's default.
+    // The worker's V8 heap cap, as docker-compose.yml deploys it (NODE_OPTIONS, with the other flags
+    // and environment of `workerNodeFlags` and `WORKER_ENV`); 0 = Node's default.
     heap: { type: 'string', default: '192' },
   },
 });
@@ -125,20 +126,28 @@ try {
   const compiled = existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'));
   const worker = compiled
     ? (() => {
-        const heapFlags = Number(args.heap) > 0 ? [`--max-old-space-size=${Number(args.heap)}`] : [];
-        const child = spawn(process.execPath, [...heapFlags, 'bin/enrichflow.js', 'worker'], {
-          cwd: ROOT,
-          env: { ...process.env, ...env },
-          stdio: ['ignore', 'ignore', 'inherit'],
-        });
+        const child = spawn(
+          process.execPath,
+          [...workerNodeFlags(Number(args.heap)), 'bin/enrichflow.js', 'worker'],
+          {
+            cwd: ROOT,
+            env: { ...process.env, ...env, ...WORKER_ENV },
+            stdio: ['ignore', 'ignore', 'inherit'],
+          },
+        );
         children.push(child);
         return child;
       })()
-    : tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], env);
+    : tsxProcess(
+        children,
+        ['bin/enrichflow-src.ts', 'worker'],
+        { ...env, ...WORKER_ENV },
+        workerNodeFlags(Number(args.heap)),
+      );
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
   console.log(
-    `worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'}${Number(args.heap) > 0 ? `, --max-old-space-size=${args.heap}` : ''})`,
+    `worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'}, ${workerNodeFlags(Number(args.heap)).join(' ')}, MALLOC_ARENA_MAX=${WORKER_ENV.MALLOC_ARENA_MAX})`,
   );
 
   // The worker's RSS over time, to tell which phase sets the peak.

@@ -17,7 +17,7 @@ import pLimit from 'p-limit';
 import { DataServiceClient } from '../client/index.js';
 import { composeFilters, type DimensionDomain, type SearchFilters } from '../jobs/export-filters.js';
 import { freePort } from '../stack/ports.js';
-import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers } from './support.js';
+import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers, WORKER_ENV, workerNodeFlags } from './support.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import { workflowsPath } from '../workers/worker.js';
 import type { ExportRunWorkflowInput, ExportSummary } from '../workflows/export-types.js';
@@ -64,7 +64,7 @@ try {
     `sandbox ${prospects} prospects / ${businesses} businesses; rate limit ${ratePerSecond}/s; latency ${latencyMs} ms; filters ${JSON.stringify(filters)}`,
   );
   console.log(
-    `worker: ${args['bundle-at-start'] ? 'enrichflow worker (bundles workflows at start)' : 'workflows bundled ahead'}${Number(args.heap) > 0 ? `, --max-old-space-size=${args.heap}` : ''}; load average ${loadavg()
+    `worker: ${args['bundle-at-start'] ? 'enrichflow worker (bundles workflows at start)' : 'workflows bundled ahead'}, ${workerNodeFlags(Number(args.heap)).join(' ')}, MALLOC_ARENA_MAX=${WORKER_ENV.MALLOC_ARENA_MAX}; load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
@@ -128,10 +128,11 @@ try {
     ENRICHFLOW_WORK_DIR: work,
     LOG_LEVEL: 'warn',
   };
-  const heapFlags = Number(args.heap) > 0 ? [`--max-old-space-size=${Number(args.heap)}`] : [];
+  // As docker-compose.yml runs the worker: heap flags and malloc arenas (`workerNodeFlags`, `WORKER_ENV`).
+  const heapFlags = workerNodeFlags(Number(args.heap));
   let worker: ChildProcess;
   if (args['bundle-at-start']) {
-    worker = tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], env, heapFlags);
+    worker = tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], { ...env, ...WORKER_ENV }, heapFlags);
   } else {
     // The worker entry of the kill-and-resume test: the same workers, from a bundle built here.
     const bundle = path.join(work, 'workflows.js');
@@ -145,6 +146,7 @@ try {
       ['test/export/worker-process.ts'],
       {
         ...env,
+        ...WORKER_ENV,
         WORKFLOW_BUNDLE: bundle,
         ...(args['memory-log'] ? { WORKER_MEMORY_LOG: path.resolve(args['memory-log']) } : {}),
       },

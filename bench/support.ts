@@ -60,3 +60,15 @@ export function rssMb(pid: number | 'self', field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
+
+/**
+ * How `docker-compose.yml` runs a worker, for benchmarks that start one: V8's old space capped at
+ * `heapMb` (0 = Node's default) and its young generation at 8 MB semi-spaces (Node's default is 16 MB,
+ * in the main thread and the workflow thread alike: ~30 MB of RSS for a few more scavenges), and two
+ * malloc arenas (DuckDB's and the Temporal core's threads otherwise get one each, ~60 MB of freed
+ * memory held in them between commits).
+ */
+export function workerNodeFlags(heapMb: number): string[] {
+  return [...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []), '--max-semi-space-size=8'];
+}
+export const WORKER_ENV = { MALLOC_ARENA_MAX: '2' } as const;
