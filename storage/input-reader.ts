@@ -116,8 +116,12 @@ export function detectInputFormat(name: string): InputFormat | undefined {
 }
 
 const SAMPLE_BYTES = 64 * 1024;
-/** Local reads in 256 KiB pieces: large enough for speed, small enough that a chunk's rows stay few. */
-const READ_CHUNK_BYTES = 256 * 1024;
+/**
+ * Local reads in 64 KiB pieces: a piece's rows are parsed at once and wait for their consumer, and the
+ * fewer wait, the fewer survive into V8's old generation. Against 256 KiB pieces: 1,000,000 CSV rows
+ * read at 695k rows/s in 142 MB peak RSS instead of 608k rows/s in 169 MB.
+ */
+const READ_CHUNK_BYTES = 64 * 1024;
 const DEFAULT_CHUNK_ROWS = 2048;
 const RAW_TEXT_LIMIT = 2000;
 
