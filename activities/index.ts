@@ -30,7 +30,7 @@ import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { writeParquetTable } from './parquet-tables.js';
 import { rejectReasonsOf, renderRunReport } from './report.js';
-import { planInput } from './plan-input.js';
+import { planInput, planLines } from './plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, ledgerKey, runLayout, stageBatching } from './run-layout.js';
 import { joinKey } from '../storage/object-store.js';
 import { downloadAll, gatherLines, RunFiles, type StoreResolver } from './run-files.js';
@@ -127,6 +127,9 @@ function slice<T>(items: T[], ref: BatchRef): T[] {
   return items.slice(ref.offset, ref.offset + (ref.length ?? items.length));
 }
 
+/** Rows per row group of the planned rows' Parquet file: smaller groups keep the copy's memory down. */
+const PLANNED_ROWS_GROUP = 16_384;
+
 function toJsonLines(values: unknown[]): string {
   return values.map((v) => JSON.stringify(v)).join('\n') + (values.length ? '\n' : '');
 }
@@ -167,8 +170,57 @@ export function createActivities(deps: ActivityDeps) {
     return slice(batch, ref);
   }
 
+  /**
+   * Writes items, given as JSON texts in order (a group at a time), as plan files of `perChunk` batches
+   * of `batchSize`; the files read as `JSON.stringify(batches)` of the items would.
+   */
+  async function writePlanFiles(
+    files: RunFiles,
+    groups: AsyncIterable<string[]>,
+    total: number,
+    batchSize: number,
+    perChunk: number,
+    keyFor: (chunk: number) => string,
+  ): Promise<number> {
+    const limit = pLimit(8);
+    const uploads = new Set<Promise<void>>();
+    let chunk = 0;
+    let batch: string[] = [];
+    let batches: string[] = [];
+    const flush = async () => {
+      const body = `[${batches.join(',')}]`;
+      batches = [];
+      const key = files.key(keyFor(chunk));
+      const upload = limit(() => files.store.put(key, body, { contentType: 'application/json' }));
+      uploads.add(upload);
+      void upload.finally(() => uploads.delete(upload)).catch(() => undefined);
+      if (chunk % 50 === 0) heartbeat({ chunk });
+      chunk += 1;
+      // Back-pressure: a few files in memory at most, whatever the size of the plan.
+      if (uploads.size >= 16) await Promise.race(uploads);
+    };
+    for await (const items of groups) {
+      for (const item of items) {
+        batch.push(item);
+        if (batch.length === batchSize) {
+          batches.push(`[${batch.join(',')}]`);
+          batch = [];
+          if (batches.length === perChunk) await flush();
+        }
+      }
+    }
+    if (batch.length > 0) batches.push(`[${batch.join(',')}]`);
+    if (batches.length > 0) await flush();
+    await Promise.all(uploads);
+    const perFile = batchSize * perChunk;
+    if (chunk * perFile < total || (chunk - 1) * perFile >= total) {
+      throw new BatchPlanError(`plan files hold a different number of items than the ${total} planned`);
+    }
+    return Math.ceil(total / batchSize);
+  }
+
   /** Writes `<table>`-shaped batches of items as plan files of `perChunk` batches each. */
-  async function writeChunks(
+  function writeChunks(
     connection: DuckDBConnection,
     files: RunFiles,
     sql: string,
@@ -178,40 +230,13 @@ export function createActivities(deps: ActivityDeps) {
     keyFor: (chunk: number) => string,
     toItem: (row: Record<string, unknown>) => unknown = (row) => row,
   ): Promise<number> {
-    const perFile = batchSize * perChunk;
-    const limit = pLimit(8);
-    const uploads = new Set<Promise<void>>();
-    let chunk = 0;
-    const flush = async (items: unknown[]) => {
-      const batches: unknown[][] = [];
-      for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
-      const key = keyFor(chunk);
-      const upload = limit(() => files.putJson(key, batches));
-      uploads.add(upload);
-      void upload.finally(() => uploads.delete(upload)).catch(() => undefined);
-      if (chunk % 50 === 0) heartbeat({ chunk });
-      chunk += 1;
-      // Back-pressure: a few files in memory at most, whatever the size of the plan.
-      if (uploads.size >= 16) await Promise.race(uploads);
-    };
     // One streamed pass over the query (not a sorted query per file): rows go out as files fill.
-    const result = await connection.stream(sql);
-    let pending: unknown[] = [];
-    for await (const rows of result.yieldRowObjectJson()) {
-      for (const row of rows) {
-        pending.push(toItem(row));
-        if (pending.length === perFile) {
-          await flush(pending);
-          pending = [];
-        }
-      }
+    async function* items() {
+      const result = await connection.stream(sql);
+      for await (const rows of result.yieldRowObjectJson())
+        yield rows.map((row) => JSON.stringify(toItem(row)));
     }
-    if (pending.length > 0) await flush(pending);
-    await Promise.all(uploads);
-    if (chunk * perFile < total || (chunk - 1) * perFile >= total) {
-      throw new BatchPlanError(`plan files hold a different number of items than the ${total} planned`);
-    }
-    return Math.ceil(total / batchSize);
+    return writePlanFiles(files, items(), total, batchSize, perChunk, keyFor);
   }
 
   return {
@@ -219,51 +244,60 @@ export function createActivities(deps: ActivityDeps) {
     planRun: async ({ run, input }: { run: RunLocation; input: InputSpec }): Promise<PlanSummary> => {
       const files = RunFiles.open(resolveStore, run);
       const source = resolveStore(input.location);
-      return duck(async (connection, scratch) => {
-        heartbeat({ step: 'reading input' });
-        const planned = await planInput(connection, { store: source.store, key: source.prefix }, input, {
-          tempDir: scratch,
-          onProgress: (records) => heartbeat({ step: 'reading input', records }),
-        });
-        const rowsFile = path.join(scratch, 'rows.parquet');
-        await connection.run(`COPY rows TO ${sqlString(rowsFile)} (FORMAT PARQUET, COMPRESSION ZSTD)`);
-        await files.store.putFile(files.key(runLayout.plannedRows), rowsFile);
-        await writeParquetTable(
-          connection,
-          files,
-          'rejects',
-          'SELECT row_number, reason, record FROM rejects ORDER BY row_number',
-          scratch,
-        );
-        let match: StagePlan | undefined;
-        if (!planned.idsProvided && planned.uniqueKeys > 0) {
-          const totalBatches = await writeChunks(
+      // One DuckDB thread: it only copies the planned rows and rejects from CSV to Parquet, and a
+      // second thread doubles the memory of that copy (each holds a row group and a read buffer).
+      return duck(
+        async (connection, scratch) => {
+          heartbeat({ step: 'reading input' });
+          const planned = await planInput(connection, { store: source.store, key: source.prefix }, input, {
+            tempDir: scratch,
+            onProgress: (records) => heartbeat({ step: 'reading input', records }),
+          });
+          let match: StagePlan | undefined;
+          if (!planned.idsProvided && planned.uniqueKeys > 0) {
+            // The keys file's lines are the plan items, in key_id order. Plan files go first, while
+            // DuckDB has not yet taken memory for the Parquet copies.
+            const totalBatches = await writePlanFiles(
+              files,
+              planLines(planned.keysFile),
+              planned.uniqueKeys,
+              BATCH_SIZE,
+              BATCHES_PER_CHUNK,
+              runLayout.matchChunk,
+            );
+            match = {
+              stage: 'match',
+              totalBatches,
+              batchesPerChunk: BATCHES_PER_CHUNK,
+              totalItems: planned.uniqueKeys,
+            };
+          }
+          const rowsFile = path.join(scratch, 'rows.parquet');
+          await connection.run(
+            `COPY rows TO ${sqlString(rowsFile)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${PLANNED_ROWS_GROUP})`,
+          );
+          await files.store.putFile(files.key(runLayout.plannedRows), rowsFile);
+          // The rejects view is in row order already.
+          await writeParquetTable(
             connection,
             files,
-            'SELECT key_id, name, domain, url, network_url FROM keys ORDER BY key_id',
-            planned.uniqueKeys,
-            BATCH_SIZE,
-            BATCHES_PER_CHUNK,
-            runLayout.matchChunk,
+            'rejects',
+            'SELECT row_number, reason, record FROM rejects',
+            scratch,
           );
-          match = {
-            stage: 'match',
-            totalBatches,
-            batchesPerChunk: BATCHES_PER_CHUNK,
-            totalItems: planned.uniqueKeys,
+          const summary: PlanSummary = {
+            inputRows: planned.inputRows,
+            rejectedRows: planned.rejectedRows,
+            uniqueKeys: planned.uniqueKeys,
+            idsProvided: planned.idsProvided,
+            ...(match ? { match } : {}),
           };
-        }
-        const summary: PlanSummary = {
-          inputRows: planned.inputRows,
-          rejectedRows: planned.rejectedRows,
-          uniqueKeys: planned.uniqueKeys,
-          idsProvided: planned.idsProvided,
-          ...(match ? { match } : {}),
-        };
-        await files.putJson(runLayout.planSummary, { ...summary, columns: planned.mapping });
-        logger.info({ runId: run.runId, ...summary }, 'planned run');
-        return summary;
-      });
+          await files.putJson(runLayout.planSummary, { ...summary, columns: planned.mapping });
+          logger.info({ runId: run.runId, ...summary }, 'planned run');
+          return summary;
+        },
+        { threads: 1 },
+      );
     },
 
     /** One call to the service for one batch; its records go to the batch's result file. */

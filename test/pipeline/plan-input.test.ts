@@ -17,8 +17,13 @@ function file(name: string, content: string | Buffer): string {
 }
 
 async function plan(location: string, spec: Partial<InputSpec> = {}) {
-  return withDuckDb({}, async (connection) => {
-    const summary = await planInput(connection, { path: location }, { location, ...spec });
+  return withDuckDb({}, async (connection, scratch) => {
+    const summary = await planInput(
+      connection,
+      { path: location },
+      { location, ...spec },
+      { tempDir: scratch },
+    );
     return {
       summary,
       keys: await queryRows(connection, 'SELECT * EXCLUDE (name_key) FROM keys ORDER BY key_id').catch(() =>
@@ -53,6 +58,27 @@ describe('planInput', () => {
       ['4', '0', '4'],
     ]);
     expect(rejects).toEqual([]);
+  });
+
+  test('keys: Unicode spaces trimmed, names compared case-insensitively (İ, Σ too), URLs without scheme, www, query or slashes', async () => {
+    const csv = file(
+      'unicode.csv',
+      'name,website\n' +
+        '\u00a0İSTANBUL  ΟΔΟΣ\u3000,HTTPS://WWW.Example.com/Path/?q=1#top\n' +
+        'istanbul οδοσ,example.com/path//\n' +
+        'Istanbul Οδος,http://user@example.com/path#x\n',
+    );
+    const { summary, keys, rows } = await plan(csv);
+    expect(summary).toMatchObject({ inputRows: 3, rejectedRows: 0, uniqueKeys: 2 });
+    expect(keys).toEqual([
+      { key_id: '0', name: 'İSTANBUL ΟΔΟΣ', domain: null, url: 'example.com/path', network_url: null },
+      { key_id: '1', name: 'Istanbul Οδος', domain: null, url: 'user@example.com/path', network_url: null },
+    ]);
+    expect(rows.map((r) => [r.row_number, r.key_id, r.input_name])).toEqual([
+      ['1', '0', '\u00a0İSTANBUL  ΟΔΟΣ\u3000'],
+      ['2', '0', 'istanbul οδοσ'],
+      ['3', '1', 'Istanbul Οδος'],
+    ]);
   });
 
   test('unusable rows are rejected with their row number and a reason; malformed records too', async () => {
