@@ -1,8 +1,11 @@
 // Benchmark of planning (issue 4): the real `planRun` activity on a generated CSV of N rows (default
 // 1,000,000; about a third repeat an earlier company) with a local output folder. Prints rows/s and
-// the process's peak RSS.   npx tsx bench/plan.ts [--rows 1000000]
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// the process's peak RSS.   npx tsx bench/plan.ts [--rows 1000000] [--heap 192]
+//
+// Planning runs in a child process started like a worker: with the V8 heap cap docker-compose.yml
+// deploys (`--heap 0` for Node's default), so its peak RSS is planning's in a deployed worker.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
@@ -13,7 +16,12 @@ import { silentLogger } from '../lib/logger.js';
 import { storeResolverFor } from '../workers/worker.js';
 
 const { values } = parseArgs({
-  options: { rows: { type: 'string', default: '1000000' }, input: { type: 'string' } },
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    input: { type: 'string' },
+    // The worker's V8 heap cap, as docker-compose.yml deploys it (NODE_OPTIONS); 0 = Node's default.
+    heap: { type: 'string', default: '192' },
+  },
 });
 const rows = Number(values.rows);
 const dir = values.input
@@ -34,10 +42,19 @@ if (!values.input) {
   if (lines.length) writeFileSync(csv, lines.join('\n') + '\n', { flag: 'a' });
   console.log(`input: ${rows} rows, ${(statSync(csv).size / 1e6).toFixed(0)} MB`);
   // Planning runs in a process of its own, so its peak RSS is planning's alone, as in a worker.
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--input', csv], {
-    stdio: 'inherit',
-  });
+  const heapFlags = Number(values.heap) > 0 ? [`--max-old-space-size=${Number(values.heap)}`] : [];
+  console.log(
+    `planning process: ${heapFlags.join(' ') || "Node's default heap"}; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  const child = spawn(
+    process.execPath,
+    [...heapFlags, '--import', 'tsx', fileURLToPath(import.meta.url), '--input', csv],
+    { stdio: 'inherit' },
+  );
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  rmSync(dir, { recursive: true, force: true });
   process.exit(code ?? 1);
 }
 
