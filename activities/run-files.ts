@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../storage/object-store.js';
@@ -102,6 +102,36 @@ export async function gatherLines(
 }
 
 /**
+ * Like `gatherLines`, into files of about `partBytes` each (`<dir>/part-00000.jsonl`, …; none when there
+ * are no keys). DuckDB's JSON reader holds more memory for one large file than for a few smaller ones:
+ * 100,000 firmographics results (94 MB) cost +52 MB to write as Parquet from one file, +26 MB from
+ * 20 files of ~5 MB, at the same speed.
+ */
+export async function gatherLineParts(
+  files: RunFiles,
+  keys: readonly string[],
+  dir: string,
+  partBytes: number,
+  onProgress?: (gathered: number) => void,
+): Promise<string[]> {
+  if (keys.length === 0) return [];
+  await mkdir(dir, { recursive: true });
+  const parts: string[] = [];
+  await appendFiles(
+    files,
+    keys,
+    () => {
+      const part = path.join(dir, `part-${String(parts.length).padStart(5, '0')}.jsonl`);
+      parts.push(part);
+      return part;
+    },
+    partBytes,
+    onProgress,
+  );
+  return parts;
+}
+
+/**
  * `gatherLines` for a local-folder store: eight files read at a time, each through a buffer of its
  * own that is reused for the next file, and appended in turn. Reading each into a fresh Buffer (as for
  * S3) leaves about the table's size of dead Buffers for V8 to collect whenever it gets to it, on top of
@@ -112,13 +142,56 @@ async function copyLines(
   target: string,
   onProgress?: (gathered: number) => void,
 ): Promise<void> {
-  const out = await open(target, 'w');
-  const newline = Buffer.from('\n');
+  let opened = false;
+  const only = () => {
+    opened = true;
+    return target;
+  };
+  await appendLocal(sources, only, Infinity, onProgress);
+  // Only empty files: the target is still there, empty.
+  if (!opened) await (await open(target, 'w')).close();
+}
+
+/** Appends the objects of `keys` to files from `nextFile`, a new one once `partBytes` are written. */
+async function appendFiles(
+  files: RunFiles,
+  keys: readonly string[],
+  nextFile: () => string,
+  partBytes: number,
+  onProgress?: (gathered: number) => void,
+): Promise<void> {
+  const inPlace = keys.map((key) => files.store.localPath(files.key(key)));
+  if (inPlace.every((file): file is string => file !== undefined)) {
+    await appendLocal(inPlace, nextFile, partBytes, onProgress);
+    return;
+  }
+  const out = new PartWriter(nextFile, partBytes);
+  const limit = pLimit(16);
+  let gathered = 0;
+  try {
+    await Promise.all(
+      keys.map((key) =>
+        limit(async () => {
+          const bytes = await files.store.getBytes(files.key(key));
+          await out.append(bytes, bytes.length);
+          if (++gathered % 500 === 0) onProgress?.(gathered);
+        }),
+      ),
+    );
+  } finally {
+    await out.close();
+  }
+}
+
+async function appendLocal(
+  sources: readonly string[],
+  nextFile: () => string,
+  partBytes: number,
+  onProgress?: (gathered: number) => void,
+): Promise<void> {
+  const out = new PartWriter(nextFile, partBytes);
   let next = 0;
   let gathered = 0;
-  // Appends are chained: one reader's file goes in whole before the next one's.
-  let appended: Promise<unknown> = Promise.resolve();
-  const append = (write: () => Promise<unknown>) => (appended = appended.then(write));
   const reader = async () => {
     let buffer = Buffer.allocUnsafe(256 * 1024);
     while (next < sources.length) {
@@ -139,23 +212,57 @@ async function copyLines(
       } finally {
         await input.close();
       }
-      if (length > 0) {
-        const whole = buffer;
-        await append(async () => {
-          await out.write(whole, 0, length);
-          if (whole[length - 1] !== 0x0a) await out.write(newline);
-        });
-      }
+      // The buffer is free again once its file's lines are written.
+      await out.append(buffer, length);
       if (++gathered % 500 === 0) onProgress?.(gathered);
     }
   };
   try {
     await Promise.all(Array.from({ length: Math.min(8, sources.length) }, reader));
-    await appended;
   } finally {
     await out.close();
   }
 }
+
+/** Appends whole objects, one after another, to a file; a new file from `nextFile` past `partBytes`. */
+class PartWriter {
+  private handle: FileHandle | undefined;
+  private written = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly nextFile: () => string,
+    private readonly partBytes: number,
+  ) {}
+
+  /** Resolves once `bytes[0, length)` (and a newline, when they lack one) are written. */
+  append(bytes: Buffer, length: number): Promise<void> {
+    if (length === 0) return Promise.resolve();
+    const write = this.queue.then(async () => {
+      if (!this.handle || this.written >= this.partBytes) {
+        await this.handle?.close();
+        this.handle = await open(this.nextFile(), 'w');
+        this.written = 0;
+      }
+      await this.handle.write(bytes, 0, length);
+      this.written += length;
+      if (bytes[length - 1] !== 0x0a) {
+        await this.handle.write(NEWLINE);
+        this.written += 1;
+      }
+    });
+    this.queue = write.catch(() => undefined);
+    return write;
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+}
+
+const NEWLINE = Buffer.from('\n');
 
 /**
  * Local copies of run files for DuckDB, in the order of `keys`; a local-folder store's files are read
