@@ -14,6 +14,7 @@ import { startRun } from '../../cli/start-run.js';
 import { storeResolverFor } from '../../workers/worker.js';
 import { QUERY_PROGRESS, SIGNAL_RESUME, type RunProgress, type RunSummary } from '../../workflows/types.js';
 import {
+  matchedIds,
   readJson,
   readTable,
   s3Location,
@@ -47,13 +48,7 @@ async function exists(location: string): Promise<boolean> {
 
 /** The service's firmographics ids for every business id the run's matches table holds. */
 async function expectedFirmographics(outputPrefix: string): Promise<string[]> {
-  const matches = await readTable<{ business_id: string }>(
-    config,
-    outputPrefix,
-    'matches',
-    'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
-  );
-  const ids = matches.rows.map((r) => r.business_id);
+  const ids = await matchedIds(config, outputPrefix);
   const found: string[] = [];
   for (let i = 0; i < ids.length; i += 50) {
     const { body } = await service.bulkEnrich('firmographics', { business_ids: ids.slice(i, i + 50) });
@@ -207,24 +202,14 @@ describe('incremental runs (--max-age)', () => {
       );
       return (await client.workflow.getHandle(runId).result()) as RunSummary;
     };
-    const matchedIds = async (summary: RunSummary) =>
-      (
-        await readTable<{ business_id: string }>(
-          config,
-          summary.outputPrefix,
-          'matches',
-          'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
-        )
-      ).rows.map((r) => r.business_id);
-
     const first = await run(halfInput, 'incremental-a');
     expect(first.status).toBe('completed');
     expect(first.enrichPlan.stages[0]?.skippedFresh).toBe(0);
-    const firstIds = new Set(await matchedIds(first));
+    const firstIds = new Set(await matchedIds(config, first.outputPrefix));
 
     const second = await run(input, 'incremental-b');
     expect(second.status).toBe('completed');
-    const secondIds = await matchedIds(second);
+    const secondIds = await matchedIds(config, second.outputPrefix);
     const fresh = secondIds.filter((id) => firstIds.has(id));
     const newIds = secondIds.filter((id) => !firstIds.has(id));
     expect(fresh.length).toBeGreaterThan(100);

@@ -11,6 +11,7 @@ import { storeResolverFor } from '../../workers/worker.js';
 import type { RunSummary } from '../../workflows/types.js';
 import {
   API_KEY,
+  matchedIds,
   readJson,
   readTable,
   s3Location,
@@ -93,13 +94,7 @@ describe('enrich: sample companies from S3 to Parquet on S3', () => {
   });
 
   test("each dataset table equals the service's records for the matched ids, once per id", async () => {
-    const matches = await readTable<{ business_id: string }>(
-      config,
-      summary.outputPrefix,
-      'matches',
-      'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
-    );
-    const ids = matches.rows.map((r) => r.business_id);
+    const ids = await matchedIds(config, summary.outputPrefix);
     expect(ids.length).toBe(summary.enrichPlan.uniqueIds);
     for (const dataset of ['firmographics', 'technographics', 'funding_and_acquisition'] as const) {
       const expected = await truth(dataset, ids);
@@ -365,14 +360,7 @@ describe('enrich: a faulty service', () => {
     expect(failures.rows).toEqual([
       expect.objectContaining({ error_type: 'ValidationError', items: [poisoned] }) as unknown,
     ]);
-    const ids = (
-      await readTable<{ business_id: string }>(
-        config,
-        summary.outputPrefix,
-        'matches',
-        'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
-      )
-    ).rows.map((r) => r.business_id);
+    const ids = await matchedIds(config, summary.outputPrefix);
     const expected = await truth(
       'firmographics',
       ids.filter((id) => id !== poisoned),

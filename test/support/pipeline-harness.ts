@@ -151,6 +151,17 @@ export async function readTable<T = Record<string, unknown>>(
   });
 }
 
+/** The distinct business ids a run's `matches` table holds (its matched rows' ids). */
+export async function matchedIds(config: EnrichflowConfig, runPrefix: string): Promise<string[]> {
+  const { rows } = await readTable<{ business_id: string }>(
+    config,
+    runPrefix,
+    'matches',
+    'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
+  );
+  return rows.map((r) => r.business_id);
+}
+
 export async function readJson<T>(config: EnrichflowConfig, location: string): Promise<T> {
   const { store, prefix } = storeResolverFor(config)(location);
   return JSON.parse((await store.getBytes(prefix)).toString('utf8')) as T;
