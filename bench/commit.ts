@@ -1,7 +1,7 @@
 // Benchmark of writing Parquet on the commit path (issue 4): N firmographics records as the batch calls
 // leave them (JSON Lines files of 50 records each), merged by the real `commitTable` activity into a
 // ZSTD Parquet table typed from the contract. Prints rows/s.   npx tsx bench/commit.ts [--rows 200000]
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,6 +10,7 @@ import { runLayout } from '../activities/run-layout.js';
 import { loadConfig } from '../config/index.js';
 import { silentLogger } from '../lib/logger.js';
 import { storeResolverFor } from '../workers/worker.js';
+import { rssMb } from './support.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' } } });
 const rows = Number(values.rows);
@@ -72,12 +73,10 @@ const activities = createActivities({
   logger: silentLogger,
   workDir: dir,
 });
-const rssMb = (field: 'VmRSS' | 'VmHWM') =>
-  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) / 1024;
-const before = rssMb('VmRSS');
+const before = rssMb('self', 'VmRSS');
 const started = Date.now();
 const table = await activities.commitTable({ run, dataset: 'firmographics' });
 const seconds = (Date.now() - started) / 1000;
 console.log(
-  `committed ${table.rows} firmographics rows from ${Math.ceil(rows / 50)} batch files in ${seconds.toFixed(1)} s = ${Math.round(table.rows / seconds)} rows/s; ${table.files.length} file(s), ${(table.files.reduce((s, f) => s + f.bytes, 0) / 1e6).toFixed(1)} MB; RSS ${before.toFixed(0)} MB before, peak ${rssMb('VmHWM').toFixed(0)} MB`,
+  `committed ${table.rows} firmographics rows from ${Math.ceil(rows / 50)} batch files in ${seconds.toFixed(1)} s = ${Math.round(table.rows / seconds)} rows/s; ${table.files.length} file(s), ${(table.files.reduce((s, f) => s + f.bytes, 0) / 1e6).toFixed(1)} MB; RSS ${before.toFixed(0)} MB before, peak ${rssMb('self', 'VmHWM').toFixed(0)} MB`,
 );

@@ -4,7 +4,7 @@
 // rate in the same run, and the worker's peak RSS. The sandbox and the worker run in their own processes.
 //   npx tsx bench/enrich.ts [--businesses 200000] [--rows 100000] [--rate 100] [--latency 50]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,6 +35,7 @@ const businesses = Number(args.businesses);
 const rows = Number(args.rows);
 const ratePerSecond = Number(args.rate);
 const latencyMs = Number(args.latency);
+const nodeFlags = workerNodeFlags(Number(args.heap));
 const DATASETS: BulkDataset[] = ['firmographics', 'technographics', 'funding_and_acquisition'];
 const KEY = 'bench-key';
 const ADMIN = 'bench-admin';
@@ -126,36 +127,26 @@ try {
   const compiled = existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'));
   const worker = compiled
     ? (() => {
-        const child = spawn(
-          process.execPath,
-          [...workerNodeFlags(Number(args.heap)), 'bin/enrichflow.js', 'worker'],
-          {
-            cwd: ROOT,
-            env: { ...process.env, ...env, ...WORKER_ENV },
-            stdio: ['ignore', 'ignore', 'inherit'],
-          },
-        );
+        const child = spawn(process.execPath, [...nodeFlags, 'bin/enrichflow.js', 'worker'], {
+          cwd: ROOT,
+          env: { ...process.env, ...env, ...WORKER_ENV },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
         children.push(child);
         return child;
       })()
-    : tsxProcess(
-        children,
-        ['bin/enrichflow-src.ts', 'worker'],
-        { ...env, ...WORKER_ENV },
-        workerNodeFlags(Number(args.heap)),
-      );
+    : tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], { ...env, ...WORKER_ENV }, nodeFlags);
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
   console.log(
-    `worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'}, ${workerNodeFlags(Number(args.heap)).join(' ')}, MALLOC_ARENA_MAX=${WORKER_ENV.MALLOC_ARENA_MAX})`,
+    `worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'}, ${nodeFlags.join(' ')}, MALLOC_ARENA_MAX=${WORKER_ENV.MALLOC_ARENA_MAX})`,
   );
 
   // The worker's RSS over time, to tell which phase sets the peak.
   const rssSamples: [number, number][] = [];
   const sampler = setInterval(() => {
     try {
-      const status = readFileSync(`/proc/${worker.pid!}/status`, 'utf8');
-      rssSamples.push([Date.now(), Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024]);
+      rssSamples.push([Date.now(), rssMb(worker.pid!, 'VmRSS')]);
     } catch {
       // the worker is gone
     }

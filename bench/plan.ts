@@ -4,7 +4,7 @@
 //
 // Planning runs in a child process started like a worker: with the V8 heap cap docker-compose.yml
 // deploys (`--heap 0` for Node's default), so its peak RSS is planning's in a deployed worker.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,6 +14,7 @@ import { createActivities } from '../activities/index.js';
 import { loadConfig } from '../config/index.js';
 import { silentLogger } from '../lib/logger.js';
 import { storeResolverFor } from '../workers/worker.js';
+import { rssMb } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -64,14 +65,14 @@ const activities = createActivities({
   logger: silentLogger,
   workDir: dir,
 });
-const rssBefore = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024;
+const rssBefore = rssMb('self', 'VmHWM');
 const started = Date.now();
 const plan = await activities.planRun({
   run: { runId: 'bench', output: path.join(dir, 'out') + '/' },
   input: { location: csv },
 });
 const seconds = (Date.now() - started) / 1000;
-const peak = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024;
+const peak = rssMb('self', 'VmHWM');
 console.log(
   `planned ${plan.inputRows} rows (${plan.rejectedRows} rejected, ${plan.uniqueKeys} unique keys, ${plan.match?.totalBatches} match batches) in ${seconds.toFixed(1)} s = ${Math.round(plan.inputRows / seconds)} rows/s`,
 );
