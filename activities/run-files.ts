@@ -1,7 +1,6 @@
 // The files of one run, addressed by keys relative to the run's prefix in its object store.
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -64,40 +63,14 @@ export async function gatherLines(
   onProgress?: (gathered: number) => void,
 ): Promise<string | undefined> {
   if (keys.length === 0) return undefined;
-  const inPlace = keys.map((key) => files.store.localPath(files.key(key)));
-  if (inPlace.every((file): file is string => file !== undefined)) {
-    await copyLines(inPlace, target, onProgress);
+  let opened = false;
+  const only = () => {
+    opened = true;
     return target;
-  }
-  const out = createWriteStream(target);
-  const finished = new Promise<void>((resolve, reject) => {
-    out.on('finish', resolve);
-    out.on('error', reject);
-  });
-  const limit = pLimit(16);
-  let gathered = 0;
-  // Back-pressure: when the file's buffer is full, every writer waits for the one drain.
-  let drained: Promise<void> | undefined;
-  await Promise.all(
-    keys.map((key) =>
-      limit(async () => {
-        const bytes = await files.store.getBytes(files.key(key));
-        if (bytes.length > 0) {
-          const whole = bytes[bytes.length - 1] === 0x0a ? bytes : Buffer.concat([bytes, Buffer.from('\n')]);
-          if (!out.write(whole)) {
-            drained ??= once(out, 'drain').then(() => {
-              drained = undefined;
-            });
-            await drained;
-          }
-        }
-        gathered += 1;
-        if (gathered % 500 === 0) onProgress?.(gathered);
-      }),
-    ),
-  );
-  out.end();
-  await finished;
+  };
+  await appendFiles(files, keys, only, Infinity, onProgress);
+  // Only empty objects: the target is still there, empty.
+  if (!opened) await (await open(target, 'w')).close();
   return target;
 }
 
@@ -131,27 +104,6 @@ export async function gatherLineParts(
   return parts;
 }
 
-/**
- * `gatherLines` for a local-folder store: eight files read at a time, each through a buffer of its
- * own that is reused for the next file, and appended in turn. Reading each into a fresh Buffer (as for
- * S3) leaves about the table's size of dead Buffers for V8 to collect whenever it gets to it, on top of
- * the DuckDB session that comes next.
- */
-async function copyLines(
-  sources: readonly string[],
-  target: string,
-  onProgress?: (gathered: number) => void,
-): Promise<void> {
-  let opened = false;
-  const only = () => {
-    opened = true;
-    return target;
-  };
-  await appendLocal(sources, only, Infinity, onProgress);
-  // Only empty files: the target is still there, empty.
-  if (!opened) await (await open(target, 'w')).close();
-}
-
 /** Appends the objects of `keys` to files from `nextFile`, a new one once `partBytes` are written. */
 async function appendFiles(
   files: RunFiles,
@@ -183,6 +135,12 @@ async function appendFiles(
   }
 }
 
+/**
+ * `appendFiles` for a local-folder store: eight files read at a time, each through a buffer of its
+ * own that is reused for the next file, and appended in turn. Reading each into a fresh Buffer (as for
+ * S3) leaves about the table's size of dead Buffers for V8 to collect whenever it gets to it, on top of
+ * the DuckDB session that comes next.
+ */
 async function appendLocal(
   sources: readonly string[],
   nextFile: () => string,
