@@ -61,10 +61,10 @@ export async function eventSlotWorkflow(input: EventSlotInput): Promise<EventSlo
     deliveries: 0,
     carriedBatches: 0,
     landed: 0,
+    lastSignalAt: undefined,
     recent: [],
     generation: 1,
   };
-  let lastSignalAt: number | undefined;
   let signalsThisRun = 0;
   /** Carried deliveries not yet in the inbox (they are in this run's history). */
   type Carried = {
@@ -84,7 +84,7 @@ export async function eventSlotWorkflow(input: EventSlotInput): Promise<EventSlo
     const now = Date.now();
     carry.batches += 1;
     carry.deliveries += arrived.events;
-    lastSignalAt = now;
+    carry.lastSignalAt = now;
     signalsThisRun += 1;
     if (arrived.key === undefined && lines && lines.byteLength > 0) {
       carry.carriedBatches += 1;
@@ -207,11 +207,11 @@ export async function eventSlotWorkflow(input: EventSlotInput): Promise<EventSlo
       });
     }
     // A receiver may still signal this slot until a hand-off started before its end has passed its
-    // deadline (a later signal, say from a receiver whose clock is behind, starts it again). Stored-first
-    // batches carried over from the previous run count too: at the close every one of them has landed,
-    // so landing always makes progress (workflow time stands still within a task: a close that came
-    // before them would loop without yielding).
-    const closeAt = Math.max(slotEnd, lastSignalAt ?? 0, carry.recent.at(-1)?.at ?? 0) + LANDED_AFTER_MS;
+    // deadline (a later signal, say from a receiver whose clock is behind, starts it again). The last
+    // signal is remembered across continue-as-new, so at the close every stored-first batch has landed
+    // and landing always makes progress (workflow time stands still within a task: a close before
+    // their deadline would loop without yielding).
+    const closeAt = Math.max(slotEnd, carry.lastSignalAt ?? 0) + LANDED_AFTER_MS;
     const now = Date.now();
     if (now < closeAt) {
       await condition(historyFull, closeAt - now);
@@ -226,6 +226,7 @@ export async function eventSlotWorkflow(input: EventSlotInput): Promise<EventSlo
     deliveries: carry.deliveries,
     carriedBatches: carry.carriedBatches,
     landed: carry.landed,
+    lastSignalAt: carry.lastSignalAt,
     generation: carry.generation,
     slotStart: new Date(input.slotStart).toISOString(),
     windowStart: new Date(input.windowStart).toISOString(),

@@ -108,6 +108,8 @@ export interface EventSlotCarry {
   carriedBatches: number;
   /** Deliveries the window has been told about. */
   landed: number;
+  /** When the last signal came (epoch ms); the slot closes a hand-off deadline after it at the earliest. */
+  lastSignalAt: number | undefined;
   /** Stored-first signals of the last hand-off deadline: their batches may still be landing. */
   recent: { at: number; events: number }[];
   generation: number;
