@@ -446,14 +446,14 @@ export function createActivities(deps: ActivityDeps) {
         const uniqueIds = Number(counts?.ids ?? 0);
         const stages: StagePlan[] = [];
         const appended: PendingBatches[] = [];
-        const written = new Map<string, { totalBatches: number; added: BatchRef[]; items: number }>();
+        const written = new Map<string, { totalBatches: number; added: BatchRef[] }>();
         const output = resolveStore(run.output);
         for (const dataset of datasets) {
           const { batchSize, batchesPerChunk } = stageBatching(dataset);
           // An incremental run plans each dataset apart: its ids minus those its ledger finds fresh.
           let idTable = 'ids';
           let idPlan: string | undefined;
-          let skippedFresh = 0;
+          let items = uniqueIds;
           if (maxAgeMs !== undefined) {
             idPlan = `ids-${batchSize}-${dataset}`;
             idTable = `ids_${datasets.indexOf(dataset)}`;
@@ -469,29 +469,13 @@ export function createActivities(deps: ActivityDeps) {
                  WHERE business_id NOT IN (${fresh}) ORDER BY rowid`,
             );
             const [kept] = await queryRows<{ n: number }>(connection, `SELECT count(*) AS n FROM ${idTable}`);
-            skippedFresh = uniqueIds - Number(kept?.n ?? 0);
+            items = Number(kept?.n ?? 0);
           }
           const planName = idPlan ?? `ids-${batchSize}`;
           let plan = written.get(planName);
           if (!plan) {
-            const [count] = await queryRows<{ n: number }>(
-              connection,
-              `SELECT count(*) AS n FROM ${idTable}`,
-            );
-            const items = Number(count?.n ?? 0);
             plan = append
-              ? {
-                  ...(await appendIdChunks(
-                    connection,
-                    files,
-                    batchSize,
-                    batchesPerChunk,
-                    scratch,
-                    idTable,
-                    idPlan,
-                  )),
-                  items,
-                }
+              ? await appendIdChunks(connection, files, batchSize, batchesPerChunk, scratch, idTable, idPlan)
               : {
                   totalBatches: await writeChunks(
                     connection,
@@ -504,7 +488,6 @@ export function createActivities(deps: ActivityDeps) {
                     (row) => row.business_id,
                   ),
                   added: [],
-                  items,
                 };
             written.set(planName, plan);
           }
@@ -512,8 +495,8 @@ export function createActivities(deps: ActivityDeps) {
             stage: dataset,
             totalBatches: plan.totalBatches,
             batchesPerChunk,
-            totalItems: plan.items,
-            ...(idPlan ? { idPlan, skippedFresh } : {}),
+            totalItems: items,
+            ...(idPlan ? { idPlan, skippedFresh: uniqueIds - items } : {}),
           });
           if (plan.added.length) appended.push({ stage: dataset, batches: plan.added });
         }
