@@ -26,9 +26,7 @@ async function plan(location: string, spec: Partial<InputSpec> = {}) {
     );
     return {
       summary,
-      keys: await queryRows(connection, 'SELECT * EXCLUDE (name_key) FROM keys ORDER BY key_id').catch(() =>
-        queryRows(connection, 'SELECT * FROM keys'),
-      ),
+      keys: await queryRows(connection, 'SELECT * FROM keys'),
       rows: await queryRows(connection, 'SELECT * FROM rows ORDER BY row_number'),
       rejects: await queryRows<{ row_number: string; reason: string }>(
         connection,
