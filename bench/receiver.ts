@@ -373,12 +373,28 @@ interface ReceiverProcess {
   health(): Promise<Record<string, unknown>>;
 }
 
+/** `webhooks serve` writing to `output` with the secrets of `secrets`, on `port` (0: any free one). */
 async function startReceiverProcess(
   env: Record<string, string>,
+  sink: { output: string; secrets: string; port?: number },
   args: string[],
   nodeArgs: string[] = [],
 ): Promise<ReceiverProcess> {
-  const child = tsxChild(['--child', 'receiver', ...args], env, nodeArgs);
+  const child = tsxChild(
+    [
+      '--child',
+      'receiver',
+      '--output',
+      sink.output,
+      '--port',
+      String(sink.port ?? 0),
+      '--secrets',
+      sink.secrets,
+      ...args,
+    ],
+    env,
+    nodeArgs,
+  );
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
@@ -594,17 +610,12 @@ async function orchestrate(): Promise<void> {
           : [];
         const receiver = await startReceiverProcess(
           env,
+          { output, secrets: file },
           [
             ...(values['max-in-flight'] ? ['--max-in-flight', values['max-in-flight']] : []),
             ...(values['inline-max-bytes'] || pass.stored
               ? ['--inline-max-bytes', values['inline-max-bytes'] || '0']
               : []),
-            '--output',
-            output,
-            '--port',
-            '0',
-            '--secrets',
-            file,
             '--commit-every',
             // The first commit comes after the load, so commits do not compete with it for the CPU.
             `${pass.seconds + 5}s`,
@@ -719,23 +730,9 @@ async function orchestrate(): Promise<void> {
         business_ids: enrolled,
       });
       const output = `${bucket}/fault/`;
-      const args = [
-        '--output',
-        output,
-        '--port',
-        String(port),
-        '--secrets',
-        file,
-        '--window',
-        '10s',
-        '--grace',
-        '2s',
-        '--settle',
-        '1s',
-        '--idle',
-        '10s',
-      ];
-      let receiver = await startReceiverProcess(env, args);
+      const serving = { output, secrets: file, port };
+      const args = ['--window', '10s', '--grace', '2s', '--settle', '1s', '--idle', '10s'];
+      let receiver = await startReceiverProcess(env, serving, args);
       const admin = { 'content-type': 'application/json', 'x-admin-key': 'bench-admin' };
       const deliveries = async () => {
         const response = await fetch(`${sandbox.url}/_admin/events/deliveries`, { headers: admin });
@@ -771,7 +768,7 @@ async function orchestrate(): Promise<void> {
           );
         }
         if (burst === 13) {
-          receiver = await startReceiverProcess(env, args);
+          receiver = await startReceiverProcess(env, serving, args);
           log(
             `- restarted it on the same port ${((Date.now() - started) / 1000).toFixed(1)} s after the first event, while deliveries kept coming`,
           );
@@ -814,13 +811,7 @@ async function orchestrate(): Promise<void> {
       log();
       const { secret, file } = await secretFor('mixed');
       const output = `${bucket}/mixed/`;
-      const receiver = await startReceiverProcess(env, [
-        '--output',
-        output,
-        '--port',
-        '0',
-        '--secrets',
-        file,
+      const receiver = await startReceiverProcess(env, { output, secrets: file }, [
         '--window',
         '10s',
         '--grace',
