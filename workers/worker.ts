@@ -114,8 +114,8 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     taskQueue: config.temporal.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : workflowSource()),
     activities: { ...tableActivities, ...exportTableActivities, ...eventTableActivities },
-    // Planning and committing are DuckDB-heavy (each up to ~200 MB for 100,000 rows): one at a time per
-    // process keeps a worker's peak near 400 MB. Tables of one run still commit in seconds; more worker
+    // Planning and committing use DuckDB (tens of MB each for 100,000 rows): one at a time per process
+    // keeps a worker's peak under 400 MB (bench/results/enrich.md). Tables of one run still commit in seconds; more worker
     // processes (or replicas) commit more runs at once.
     maxConcurrentActivityTaskExecutions: 1,
   });
