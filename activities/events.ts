@@ -4,7 +4,6 @@
 // Rows stay in the object store; workflows get keys and counts.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { BusinessEventType } from '../contract/enums.js';
@@ -23,7 +22,7 @@ import type { BatchRef, RunLocation, TableSummary } from '../workflows/types.js'
 import type { CallResult } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { gatherLines, RunFiles, type StoreResolver } from './run-files.js';
+import { downloadAll, gatherLines, RunFiles, type StoreResolver } from './run-files.js';
 import { BATCHES_PER_CHUNK, runLayout } from './run-layout.js';
 
 /** The one Data Service call the events activities make. */
@@ -176,28 +175,6 @@ export function createEventActivities(deps: EventActivityDeps) {
   const { resolveStore, logger } = deps;
   const duck = <T>(fn: Parameters<typeof withDuckDb<T>>[1]) => withDuckDb({ workDir: deps.workDir }, fn);
 
-  /** Downloads objects (keys relative to `files`) to local files, 16 at a time. */
-  async function download(
-    files: RunFiles,
-    keys: string[],
-    dir: string,
-    extension: string,
-  ): Promise<string[]> {
-    await mkdir(dir, { recursive: true });
-    const limit = pLimit(16);
-    return Promise.all(
-      keys.map((key, index) =>
-        limit(async () => {
-          const local = files.store.localPath(files.key(key));
-          if (local) return local;
-          const target = path.join(dir, `${String(index).padStart(7, '0')}${extension}`);
-          await files.store.downloadToFile(files.key(key), target);
-          return target;
-        }),
-      ),
-    );
-  }
-
   return {
     /**
      * Writes deliveries the receiver carried in its signals (JSON lines, gathered by the window) as one
@@ -249,7 +226,7 @@ export function createEventActivities(deps: EventActivityDeps) {
           const lines = await gatherLines(files, inbox, path.join(scratch, 'inbox.jsonl'), (gathered) =>
             heartbeat({ gathered }),
           );
-          const parts = await download(tenantFiles, storedParts, path.join(scratch, 'stored'), '.parquet');
+          const parts = await downloadAll(tenantFiles, storedParts, path.join(scratch, 'stored'));
           const incoming = lines
             ? `read_json(${sqlString(lines)}, format = 'newline_delimited', columns = ${columnsSql(SINK_COLUMNS)})`
             : emptySql(SINK_COLUMNS);
