@@ -122,7 +122,7 @@ function isSpaceSeparator(code: number): boolean {
 }
 
 /** A value as planning sees it: trimmed, and null when nothing is left. */
-export function cleanValue(value: string | null | undefined): string | null {
+function cleanValue(value: string | null | undefined): string | null {
   if (value === null || value === undefined) return null;
   let start = 0;
   let end = value.length;
@@ -138,7 +138,7 @@ const FULL_CASE_ONLY = /[\u0130\u03a3]/;
  * Lower case by simple (one to one) case mapping. JavaScript's full mapping differs only for U+0130
  * (İ, which it turns into two code points) and a final Σ (ς); both map as DuckDB maps them.
  */
-export function lowerSimple(value: string): string {
+function lowerSimple(value: string): string {
   const lowered = value.toLowerCase();
   if (!FULL_CASE_ONLY.test(value)) return lowered;
   return value
@@ -150,7 +150,7 @@ export function lowerSimple(value: string): string {
 const HOST = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^@/]*@)?(?:www\.)?([^/:?#\t\n\f\r ]+)/;
 
 /** The host of a lower-case domain, URL or address: without scheme, user, `www.`, port or path. */
-export function hostOf(lowered: string): string | null {
+function hostOf(lowered: string): string | null {
   return HOST.exec(lowered)?.[1] ?? null;
 }
 
@@ -159,7 +159,7 @@ function isAlnum(code: number): boolean {
 }
 
 /** Dot-separated labels of [a-z0-9-] that start and end alphanumeric; the last (≥ 2) starts with a letter. */
-export function isValidHost(host: string | null): boolean {
+function isValidHost(host: string | null): boolean {
   if (host === null) return false;
   let labelStart = 0;
   let labels = 0;
@@ -186,7 +186,7 @@ export function isValidHost(host: string | null): boolean {
 const SCHEME_OR_WWW = /^[a-z][a-z0-9+.-]*:\/\/(?:www\.)?|^www\./;
 
 /** A lower-case URL as a key: without scheme, `www.`, query, fragment or trailing slashes. */
-export function pathOf(lowered: string): string {
+function pathOf(lowered: string): string {
   let text = lowered.replace(SCHEME_OR_WWW, '');
   // The query or fragment runs to the end of the text, on the last line (RE2's `[?#].*$`).
   for (let i = text.lastIndexOf('\n') + 1; i < text.length; i++) {
@@ -203,7 +203,7 @@ export function pathOf(lowered: string): string {
 
 const WHITESPACE_RUNS = /[\t\n\f\r ]+/g;
 
-export interface MatchKey {
+interface MatchKey {
   name: string | null;
   domain: string | null;
   url: string | null;
@@ -211,7 +211,7 @@ export interface MatchKey {
 }
 
 /** The normalised match fields of one row's (cleaned) values, or the reason the row cannot be matched. */
-export function matchKeyOf(
+function matchKeyOf(
   name: string | null,
   domain: string | null,
   url: string | null,
