@@ -28,7 +28,7 @@ import type {
 } from '../workflows/types.js';
 import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
-import { writeParquetTable } from './parquet-tables.js';
+import { readLocalTable, writeParquetTable } from './parquet-tables.js';
 import { rejectReasonsOf, renderRunReport } from './report.js';
 import { planInput, planLines } from './plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, ledgerKey, runLayout, stageBatching } from './run-layout.js';
@@ -602,9 +602,7 @@ export function createActivities(deps: ActivityDeps) {
           let table = await write(false);
           const [ids] = await queryRows<{ n: number; d: number }>(
             connection,
-            `SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM read_parquet(${sqlString(
-              path.join(scratch, `table-${dataset}`, '*.parquet'),
-            )})`,
+            `SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM ${readLocalTable(scratch, dataset)}`,
           );
           if (Number(ids?.n ?? 0) !== Number(ids?.d ?? 0)) {
             logger.warn(
@@ -622,7 +620,7 @@ export function createActivities(deps: ActivityDeps) {
           // same columns as the write (naming only the id column made the scan of the parts 5 x slower
           // and +120 MB), by a new instance: the write's freed memory goes back with the old one
           // instead of adding to this.
-          const written = `read_parquet(${sqlString(path.join(scratch, `table-${dataset}`, '*.parquet'))})`;
+          const written = readLocalTable(scratch, dataset);
           const fresh = await reopen();
           await fresh.run('SET preserve_insertion_order = false');
           await fresh.run(

@@ -18,6 +18,13 @@ export interface ParquetTableOptions {
   rowGroupRows?: number;
 }
 
+/** The local folder `writeParquetTable` writes `table`'s parts to in `scratchDir`. */
+const localTableDir = (scratchDir: string, table: string) => path.join(scratchDir, `table-${table}`);
+
+/** `read_parquet` of the local parts of `table` that `writeParquetTable` left in `scratchDir`. */
+export const readLocalTable = (scratchDir: string, table: string) =>
+  `read_parquet(${sqlString(path.join(localTableDir(scratchDir, table), '*.parquet'))})`;
+
 export async function writeParquetTable(
   connection: DuckDBConnection,
   files: RunFiles,
@@ -28,7 +35,7 @@ export async function writeParquetTable(
 ): Promise<TableSummary> {
   // The local files stay in `<scratch>/table-<table>/` until the session ends (callers may check them);
   // a second write of the same table starts from an empty folder.
-  const outDir = path.join(scratchDir, `table-${table}`);
+  const outDir = localTableDir(scratchDir, table);
   await rm(outDir, { recursive: true, force: true });
   await connection.run(
     `COPY (${selectSql}) TO ${sqlString(outDir)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${options.rowGroupRows ?? ROW_GROUP_ROWS},
