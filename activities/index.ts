@@ -471,8 +471,8 @@ export function createActivities(deps: ActivityDeps) {
             const [kept] = await queryRows<{ n: number }>(connection, `SELECT count(*) AS n FROM ${idTable}`);
             items = Number(kept?.n ?? 0);
           }
-          const planName = idPlan ?? `ids-${batchSize}`;
-          let plan = written.get(planName);
+          const planPrefix = runLayout.idPlanPrefix(batchSize, idPlan);
+          let plan = written.get(planPrefix);
           if (!plan) {
             plan = append
               ? await appendIdChunks(connection, files, batchSize, batchesPerChunk, scratch, idTable, idPlan)
@@ -489,7 +489,7 @@ export function createActivities(deps: ActivityDeps) {
                   ),
                   added: [],
                 };
-            written.set(planName, plan);
+            written.set(planPrefix, plan);
           }
           stages.push({
             stage: dataset,
@@ -792,9 +792,9 @@ export function createActivities(deps: ActivityDeps) {
     idTable = 'ids',
     idPlan?: string,
   ): Promise<{ totalBatches: number; added: BatchRef[] }> {
-    const planName = idPlan ?? `ids-${batchSize}`;
-    const existing = await files.list(`_work/plan/${planName}/`);
-    const local = await downloadAll(files, existing, path.join(scratch, planName));
+    const planPrefix = runLayout.idPlanPrefix(batchSize, idPlan);
+    const existing = await files.list(planPrefix);
+    const local = await downloadAll(files, existing, path.join(scratch, planPrefix));
     const known = local.length
       ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
       : `SELECT NULL::VARCHAR AS business_id WHERE false`;

@@ -26,9 +26,10 @@ export const runLayout = {
   /** The latest `RunSummary` (the run's or its latest retry's), for the next retry. */
   runSummary: '_work/summary.json',
   matchChunk: (chunk: number) => `_work/plan/match/chunk-${pad(chunk)}.json`,
-  /** A plan file of id batches: shared by the datasets of one batch size, or one dataset's own (`idPlan`). */
+  /** The plan files of id batches: shared by the datasets of one batch size, or one dataset's own (`idPlan`). */
+  idPlanPrefix: (batchSize: number, idPlan?: string) => `_work/plan/${idPlan ?? `ids-${batchSize}`}/`,
   idChunk: (batchSize: number, chunk: number, idPlan?: string) =>
-    `_work/plan/${idPlan ?? `ids-${batchSize}`}/chunk-${pad(chunk)}.json`,
+    `${runLayout.idPlanPrefix(batchSize, idPlan)}chunk-${pad(chunk)}.json`,
   resultsPrefix: (stage: StageName) => `_work/results/${stage}/`,
   result: (stage: StageName, batch: BatchRef) => `_work/results/${stage}/${describeBatch(batch)}.jsonl`,
   failuresPrefix: '_work/failures/',
