@@ -203,6 +203,8 @@ function pathOf(lowered: string): string {
 
 const WHITESPACE_RUNS = /[\t\n\f\r ]+/g;
 
+const BUSINESS_ID = /^[a-f0-9]{32}$/;
+
 interface MatchKey {
   name: string | null;
   domain: string | null;
@@ -405,7 +407,7 @@ export async function planInput(
           const raw = pick(values, idColumn);
           const businessId = raw === null ? null : lowerSimple(raw);
           if (businessId === null) addReject(rowNumber, 'business_id is empty', recordOf(values));
-          else if (!/^[a-f0-9]{32}$/.test(businessId))
+          else if (!BUSINESS_ID.test(businessId))
             addReject(
               rowNumber,
               `business_id "${businessId}" is not a 32-character hexadecimal id`,
