@@ -44,6 +44,8 @@ const prospects = Number(args.prospects);
 const businesses = Number(args.businesses);
 const ratePerSecond = Number(args.rate);
 const latencyMs = Number(args.latency);
+// As docker-compose.yml runs the worker: heap flags and malloc arenas (`workerNodeFlags`, `WORKER_ENV`).
+const heapFlags = workerNodeFlags(Number(args.heap));
 const filters = JSON.parse(args.filters) as Record<string, unknown>;
 const KEY = 'bench-key';
 const ADMIN = 'bench-admin';
@@ -64,7 +66,7 @@ try {
     `sandbox ${prospects} prospects / ${businesses} businesses; rate limit ${ratePerSecond}/s; latency ${latencyMs} ms; filters ${JSON.stringify(filters)}`,
   );
   console.log(
-    `worker: ${args['bundle-at-start'] ? 'enrichflow worker (bundles workflows at start)' : 'workflows bundled ahead'}, ${workerNodeFlags(Number(args.heap)).join(' ')}, MALLOC_ARENA_MAX=${WORKER_ENV.MALLOC_ARENA_MAX}; load average ${loadavg()
+    `worker: ${args['bundle-at-start'] ? 'enrichflow worker (bundles workflows at start)' : 'workflows bundled ahead'}, ${heapFlags.join(' ')}, MALLOC_ARENA_MAX=${WORKER_ENV.MALLOC_ARENA_MAX}; load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
@@ -128,8 +130,6 @@ try {
     ENRICHFLOW_WORK_DIR: work,
     LOG_LEVEL: 'warn',
   };
-  // As docker-compose.yml runs the worker: heap flags and malloc arenas (`workerNodeFlags`, `WORKER_ENV`).
-  const heapFlags = workerNodeFlags(Number(args.heap));
   let worker: ChildProcess;
   if (args['bundle-at-start']) {
     worker = tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], { ...env, ...WORKER_ENV }, heapFlags);
