@@ -794,7 +794,10 @@ export function createActivities(deps: ActivityDeps) {
   ): Promise<{ totalBatches: number; added: BatchRef[] }> {
     const planPrefix = runLayout.idPlanPrefix(batchSize, idPlan);
     const existing = await files.list(planPrefix);
-    const local = await downloadAll(files, existing, path.join(scratch, planPrefix));
+    // Heartbeats as it goes (downloadAll reports every 200 objects): a large plan is thousands of them.
+    const local = await downloadAll(files, existing, path.join(scratch, planPrefix), (downloaded) =>
+      heartbeat({ downloaded }),
+    );
     const known = local.length
       ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
       : `SELECT NULL::VARCHAR AS business_id WHERE false`;
