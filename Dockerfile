@@ -16,6 +16,7 @@ COPY contract ./contract
 COPY events ./events
 COPY jobs ./jobs
 COPY lib ./lib
+COPY pipeline ./pipeline
 COPY sandbox ./sandbox
 COPY stack ./stack
 COPY storage ./storage

@@ -8,22 +8,22 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import type { BusinessEventType } from '../contract/enums.js';
 import { MAX_EVENT_BUSINESS_IDS } from '../contract/limits.js';
-import { readBusinessIds } from '../events/business-ids.js';
-import { SINK_ROOT, sinkLayout, windowLabel } from '../events/sink-layout.js';
+import { readBusinessIds } from '../storage/business-ids.js';
+import { SINK_ROOT, sinkLayout, windowLabel } from '../pipeline/sink-layout.js';
 import type { Logger } from '../lib/logger.js';
-import { describeBatch } from '../workflows/batch-queue.js';
+import { describeBatch } from '../pipeline/batch-queue.js';
 import type {
   EventWindowCommit,
   EventsPullPlan,
   EventsPullRequest,
   EventsPullSummary,
-} from '../workflows/events-types.js';
-import type { BatchRef, RunLocation, TableSummary } from '../workflows/types.js';
+} from '../pipeline/events-types.js';
+import type { BatchRef, RunLocation, TableSummary } from '../pipeline/run-types.js';
 import type { CallResult } from './client-port.js';
-import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { downloadAll, gatherLines, RunFiles, type StoreResolver } from './run-files.js';
-import { BATCHES_PER_CHUNK, runLayout } from './run-layout.js';
+import { downloadAll, gatherLines, RunFiles, type StoreResolver } from '../storage/run-files.js';
+import { BATCHES_PER_CHUNK, runLayout } from '../pipeline/run-layout.js';
 
 /** The one Data Service call the events activities make. */
 export interface EventCalls {

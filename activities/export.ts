@@ -19,11 +19,12 @@ import {
   validateExportFilters,
   type DimensionDomain,
   type SearchFilters,
-} from '../jobs/export-filters.js';
-import { parseIdList } from '../jobs/export-spec.js';
+} from '../pipeline/export-filters.js';
+import { parseIdList } from '../pipeline/id-list.js';
+import { exportLayout, POST_IDS_PER_CHUNK } from '../pipeline/export-layout.js';
 import type { Logger } from '../lib/logger.js';
-import type { Bound, Constraints, Count } from '../workflows/export-slicing.js';
-import { truncatedRecords } from '../workflows/export-plan.js';
+import type { Bound, Constraints, Count } from '../pipeline/export-slicing.js';
+import { truncatedRecords } from '../pipeline/export-plan.js';
 import type {
   ExportCounts,
   ExportPlan,
@@ -35,14 +36,14 @@ import type {
   PageFailure,
   PreparedExport,
   SliceOutcome,
-} from '../workflows/export-types.js';
-import type { RunLocation, TableSummary } from '../workflows/types.js';
+} from '../pipeline/export-types.js';
+import type { RunLocation, TableSummary } from '../pipeline/run-types.js';
 import type { CallResult } from './client-port.js';
-import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { easeOff, toActivityFailure } from './index.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { downloadAll, RunFiles, type StoreResolver } from './run-files.js';
-import { runLayout } from './run-layout.js';
+import { downloadAll, RunFiles, type StoreResolver } from '../storage/run-files.js';
+import { runLayout } from '../pipeline/run-layout.js';
 import { duckDbType } from './table-schema.js';
 
 /** The calls of the Data Service an export makes (the undici client has them all). */
@@ -69,27 +70,6 @@ export class ExportSpecError extends Error {
   readonly code = 'EXPORT_SPEC_INVALID';
 }
 
-const pad = (n: number, width = 5) => String(n).padStart(width, '0');
-
-/** Where an export keeps its working files, under the run's `_work/` (output tables sit at the top). */
-export const exportLayout = {
-  spec: '_work/export/spec.json',
-  exclude: '_work/export/exclude.json',
-  plan: '_work/export/plan.json',
-  slicesPrefix: '_work/export/slices/',
-  sliceDone: (slice: number) => `_work/export/slices/s${pad(slice)}.json`,
-  pagesPrefix: '_work/export/pages/',
-  page: (slice: number, page: number) => `_work/export/pages/s${pad(slice)}/p${pad(page, 6)}.jsonl`,
-  cursorPage: (slice: number, seq: number) => `_work/export/pages/s${pad(slice)}/c${pad(seq, 6)}.jsonl`,
-  postIds: (chunk: number) => `_work/export/posts/ids/chunk-${pad(chunk)}.json`,
-  postsPrefix: '_work/export/posts/records/',
-  post: (index: number) =>
-    `_work/export/posts/records/${pad(Math.floor(index / POST_IDS_PER_CHUNK))}/${pad(index % POST_IDS_PER_CHUNK, 4)}.json`,
-  summary: '_work/export/summary.json',
-};
-
-/** Prospect ids per posts plan file. */
-const POST_IDS_PER_CHUNK = 1_000;
 /** Page sort keys: slice, page and row packed in one integer (the service's order, for dedup and `size`). */
 const SLICE_STRIDE = 1_000_000_000;
 const PAGE_STRIDE = 1_000;

@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { isBulkDataset } from '../contract/datasets.js';
 import type { Logger } from '../lib/logger.js';
-import { describeBatch } from '../workflows/batch-queue.js';
+import { describeBatch } from '../pipeline/batch-queue.js';
 import type {
   BatchFailure,
   BatchOutcome,
@@ -25,18 +25,30 @@ import type {
   StagePlan,
   StageResult,
   TableSummary,
-} from '../workflows/types.js';
+} from '../pipeline/run-types.js';
 import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js';
-import { queryRows, sqlString, withDuckDb } from './duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { readLocalTable, writeParquetTable } from './parquet-tables.js';
 import { rejectReasonsOf, renderRunReport } from './report.js';
-import { planInput, planLines } from './plan-input.js';
-import { BATCHES_PER_CHUNK, BATCH_SIZE, ledgerKey, runLayout, stageBatching } from './run-layout.js';
+import { planInput, planLines } from '../storage/plan-input.js';
+import {
+  BATCHES_PER_CHUNK,
+  BATCH_SIZE,
+  ledgerKey,
+  runLayout,
+  stageBatching,
+} from '../pipeline/run-layout.js';
 import { joinKey } from '../storage/object-store.js';
-import { downloadAll, gatherLineParts, gatherLines, RunFiles, type StoreResolver } from './run-files.js';
+import {
+  downloadAll,
+  gatherLineParts,
+  gatherLines,
+  RunFiles,
+  type StoreResolver,
+} from '../storage/run-files.js';
 import { datasetColumns, datasetRecordStruct } from './table-schema.js';
 
-export { InputFileError } from './plan-input.js';
+export { InputFileError } from '../storage/plan-input.js';
 
 export interface ActivityDeps {
   calls: EnrichmentCalls;

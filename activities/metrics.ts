@@ -5,7 +5,7 @@
 import { Context } from '@temporalio/activity';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import type { BulkDataset } from '../contract/datasets.js';
-import type { StageName, TableSummary } from '../workflows/types.js';
+import type { StageName, TableSummary } from '../pipeline/run-types.js';
 import type { CallResult, EnrichmentCalls } from './client-port.js';
 
 /** Metric names as Prometheus shows them (counters carry no `_total` suffix). */

@@ -4,10 +4,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { TableSummary } from '../workflows/types.js';
-import { queryRows, sqlString } from './duckdb-session.js';
-import { runLayout } from './run-layout.js';
-import { sha256File, type RunFiles } from './run-files.js';
+import type { TableSummary } from '../pipeline/run-types.js';
+import { queryRows, sqlString } from '../storage/duckdb.js';
+import { runLayout } from '../pipeline/run-layout.js';
+import { sha256File, type RunFiles } from '../storage/run-files.js';
 
 /** Largest Parquet file written; warehouses prefer few large files (issue 4: ≥ 64 MB or the whole table). */
 export const MAX_PARQUET_FILE_BYTES = '512MB';

@@ -4,8 +4,8 @@
 // manifest (plus the reject reasons, which the manifest does not carry).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import path from 'node:path';
-import { queryRows, sqlString } from './duckdb-session.js';
-import type { RunFiles } from './run-files.js';
+import { queryRows, sqlString } from '../storage/duckdb.js';
+import type { RunFiles } from '../storage/run-files.js';
 
 /** The manifest `commitRun` writes (fields the report reads; any others are ignored or listed). */
 export interface RunManifest {

@@ -4,8 +4,8 @@
 import { columnsOfSchema, type ColumnSpec, type ColumnType } from '../contract/columns.js';
 import { DATASET_RECORD_SCHEMAS } from '../contract/datasets.js';
 import { CompanyHierarchyRecordSchema } from '../contract/schemas/businesses.js';
-import type { EnrichDataset } from '../workflows/types.js';
-import { sqlIdent } from './duckdb-session.js';
+import type { EnrichDataset } from '../pipeline/run-types.js';
+import { sqlIdent } from '../storage/duckdb.js';
 
 export function duckDbType(type: ColumnType): string {
   switch (type.kind) {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createActivities } from '../activities/index.js';
-import { runLayout } from '../activities/run-layout.js';
+import { runLayout } from '../pipeline/run-layout.js';
 import { loadConfig } from '../config/index.js';
 import { silentLogger } from '../lib/logger.js';
 import { storeResolverFor } from '../workers/worker.js';

@@ -16,7 +16,7 @@ import { DEFAULT_SEED } from '../sandbox/app.js';
 import { freePort } from '../stack/ports.js';
 import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers, WORKER_ENV, workerNodeFlags } from './support.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
-import type { RunSummary } from '../workflows/types.js';
+import type { RunSummary } from '../pipeline/run-types.js';
 import type { BulkDataset } from '../contract/datasets.js';
 
 const { values: args } = parseArgs({

@@ -12,15 +12,15 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { queryRows, sqlString, withDuckDb } from '../activities/duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import pLimit from 'p-limit';
 import { DataServiceClient } from '../client/index.js';
-import { composeFilters, type DimensionDomain, type SearchFilters } from '../jobs/export-filters.js';
+import { composeFilters, type DimensionDomain, type SearchFilters } from '../pipeline/export-filters.js';
 import { freePort } from '../stack/ports.js';
 import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers, WORKER_ENV, workerNodeFlags } from './support.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import { workflowsPath } from '../workers/worker.js';
-import type { ExportRunWorkflowInput, ExportSummary } from '../workflows/export-types.js';
+import type { ExportRunWorkflowInput, ExportSummary } from '../pipeline/export-types.js';
 
 const { values: args } = parseArgs({
   options: {

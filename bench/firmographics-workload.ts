@@ -1,6 +1,6 @@
 // A deterministic firmographics-like table for the Parquet benchmarks: strings, ints, doubles, a
 // boolean, a UTC timestamp, a LIST of strings, a STRUCT and a LIST of STRUCTs, with ~30 % nulls.
-import type { ParquetSchema } from '../storage/index.js';
+import type { ParquetSchema } from './parquet/schema.js';
 
 export const FIRMOGRAPHICS_SCHEMA: ParquetSchema = [
   { name: 'business_id', type: 'string' },

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openInputFile, withDuckDB, type InputFormat } from '../storage/index.js';
+import { openInputFile, withDuckDb, type InputFormat } from '../storage/index.js';
 
 interface ReadResult {
   format: InputFormat | 'baseline';
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
       jsonl: path.join(dir, 'companies.jsonl'),
       parquet: path.join(dir, 'companies.parquet'),
     };
-    await withDuckDB({}, async (connection) => {
+    await withDuckDb({}, async (connection) => {
       const source = `read_csv('${csv}', header = true, all_varchar = true)`;
       if (formats.includes('jsonl'))
         await connection.run(`COPY (SELECT * FROM ${source}) TO '${files.jsonl}' (FORMAT JSON)`);

@@ -15,7 +15,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { describedType, ParquetTableWriter } from '../storage/index.js';
+import { describedType } from './parquet/schema.js';
+import { ParquetTableWriter } from './parquet/table-writer.js';
 import { jsonText } from '../storage/files.js';
 import {
   FINGERPRINT_SQL,

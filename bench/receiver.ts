@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { NativeConnection, Runtime, DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { queryRows, sqlString, withDuckDb } from '../activities/duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { DataServiceClient } from '../client/index.js';
 import { loadConfig, type EnrichflowConfig } from '../config/index.js';
 import { signDeliveryBody } from '../events/signature.js';

@@ -3,14 +3,14 @@
 // de-duplication a run does) in a throw-away DuckDB session under the temp folder, and the calls per
 // stage follow from the run's own batch sizes. Neither the Data Service nor Temporal is contacted.
 import type { EnrichflowConfig } from '../config/index.js';
-import { withDuckDb } from '../activities/duckdb-session.js';
-import { planInput } from '../activities/plan-input.js';
-import { BATCH_SIZE, stageBatching } from '../activities/run-layout.js';
+import { withDuckDb } from '../storage/duckdb.js';
+import { planInput } from '../storage/plan-input.js';
+import { BATCH_SIZE, stageBatching } from '../pipeline/run-layout.js';
 import { jobNameOf, type JobSpec } from '../jobs/job-spec.js';
 import { defaultPriceTable, readPriceTableFile, type PriceTable } from '../jobs/prices.js';
 import { openObjectStore } from '../storage/open-store.js';
 import type { S3ConnectionOptions } from '../storage/s3-store.js';
-import type { EnrichDataset } from '../workflows/types.js';
+import type { EnrichDataset } from '../pipeline/run-types.js';
 
 export interface DryRunStage {
   stage: 'match' | EnrichDataset;

@@ -4,8 +4,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { exportLayout } from '../activities/export.js';
-import { RunFiles } from '../activities/run-files.js';
+import { exportLayout } from '../pipeline/export-layout.js';
+import { RunFiles } from '../storage/run-files.js';
 import type { EnrichflowConfig } from '../config/index.js';
 import {
   exportRunKey,
@@ -21,7 +21,7 @@ import type {
   ExportPlanResult,
   ExportRunWorkflowInput,
   ExportSummary,
-} from '../workflows/export-types.js';
+} from '../pipeline/export-types.js';
 import { followRun, type FollowOptions } from './start-run.js';
 
 export interface StartedExport {

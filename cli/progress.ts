@@ -1,8 +1,8 @@
 // Renders a run's progress for `runs watch` and `enrich`: a bar per stage with batches, records,
 // call rate and an ETA, from the run workflow's query and its stage children's queries.
 import type { Client } from '@temporalio/client';
-import type { RunProgress, StageName, StageProgress } from '../workflows/types.js';
-import { QUERY_PROGRESS } from '../workflows/types.js';
+import type { RunProgress, StageName, StageProgress } from '../pipeline/run-types.js';
+import { QUERY_PROGRESS } from '../pipeline/run-types.js';
 
 export interface RunSnapshot {
   run: RunProgress;

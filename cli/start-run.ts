@@ -3,12 +3,12 @@
 // started with that id), and optionally follows it to the end.
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { EnrichflowConfig } from '../config/index.js';
-import { detectFormat, InputFileError } from '../activities/plan-input.js';
+import { detectFormat, InputFileError } from '../storage/plan-input.js';
 import { jobNameOf, toRunInput, type JobSpec } from '../jobs/job-spec.js';
 import { computeRunKey, runIdOf } from '../jobs/run-key.js';
 import { storeResolverFor } from '../workers/worker.js';
 import type { EnrichRunWorkflowInput } from '../workflows/enrich-run.js';
-import type { RunSummary } from '../workflows/types.js';
+import type { RunSummary } from '../pipeline/run-types.js';
 import { renderSnapshot, snapshotRun } from './progress.js';
 
 export interface StartedRun {

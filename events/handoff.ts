@@ -21,7 +21,7 @@ import {
   type EventsArrived,
   type EventSlotInput,
   type SinkWindowSettings,
-} from '../workflows/events-types.js';
+} from '../pipeline/events-types.js';
 import {
   eventSlotWorkflowId,
   SINK_ROOT,
@@ -29,7 +29,7 @@ import {
   tenantLabel,
   windowStartOf,
   type SinkEventRecord,
-} from './sink-layout.js';
+} from '../pipeline/sink-layout.js';
 
 /** Thrown (and answered 503) when a batch could not be stored or signalled in time. */
 export class HandoffError extends Error {

@@ -12,7 +12,7 @@ import { silentLogger } from '../lib/logger.js';
 import { Samples, type HandoffOutcome } from './handoff.js';
 import { checkTimestamp, decodeSignature, type SignatureFailure } from './signature.js';
 import type { SecretRing } from './webhook-secrets.js';
-import type { SinkEventRecord } from './sink-layout.js';
+import type { SinkEventRecord } from '../pipeline/sink-layout.js';
 
 /** Largest delivery body accepted; deliveries are a few hundred bytes. */
 export const MAX_DELIVERY_BYTES = 256 * 1024;

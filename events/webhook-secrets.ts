@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { tenantLabel } from './sink-layout.js';
+import { tenantLabel } from '../pipeline/sink-layout.js';
 import { deliveryDigest, digestsMatch, secretKey } from './signature.js';
 
 /** What a secret file holds (JSON). */

@@ -5,10 +5,11 @@
 import { createHash } from 'node:crypto';
 import { MAX_FETCH_SIZE, MAX_PROSPECT_PAGE_SIZE } from '../contract/limits.js';
 import type { ObjectInfo } from '../storage/object-store.js';
-import type { ExportRunInput, ExportTarget } from '../workflows/export-types.js';
-import type { ApiRetryPolicy } from '../workflows/types.js';
-import { splitFields, validateExportFilters, type SearchFilters } from './export-filters.js';
+import type { ExportRunInput, ExportTarget } from '../pipeline/export-types.js';
+import type { ApiRetryPolicy } from '../pipeline/run-types.js';
+import { splitFields, validateExportFilters, type SearchFilters } from '../pipeline/export-filters.js';
 import { JobSpecError } from './job-spec.js';
+export { parseIdList } from '../pipeline/id-list.js';
 import { runIdOf } from './run-key.js';
 
 export interface ExportSpec {
@@ -30,40 +31,7 @@ export interface ExportSpec {
   callTimeoutMs?: number;
 }
 
-const ID_PATTERN: Record<ExportTarget, RegExp> = {
-  prospects: /^[a-f0-9]{40}$/,
-  businesses: /^[a-f0-9]{32}$/,
-};
-const ID_COLUMN: Record<ExportTarget, string> = { prospects: 'prospect_id', businesses: 'business_id' };
 const JOB_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-
-/**
- * The ids of an exclude file: one per line; blank lines, `#` comments and a `prospect_id` /
- * `business_id` header are skipped. Throws `JobSpecError` naming the first bad lines.
- */
-export function parseIdList(text: string, target: ExportTarget, source: string): string[] {
-  const ids = new Set<string>();
-  const problems: string[] = [];
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.replace(/^\uFEFF/, '').trim();
-    if (line === '' || line.startsWith('#')) return;
-    if (i === 0 && line.toLowerCase() === ID_COLUMN[target]) return;
-    const id = line.toLowerCase();
-    if (!ID_PATTERN[target].test(id)) {
-      if (problems.length < 5)
-        problems.push(`line ${i + 1}: "${line.slice(0, 60)}" is not a ${ID_COLUMN[target]}`);
-      else if (problems.length === 5) problems.push('…');
-      return;
-    }
-    ids.add(id);
-  });
-  if (problems.length > 0) {
-    throw new JobSpecError(
-      `${source}: not a list of ${ID_COLUMN[target]}s:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
-    );
-  }
-  return [...ids];
-}
 
 /** A filters file: the filter object itself, or `{"filters": {…}}`. */
 export function parseFiltersText(target: ExportTarget, text: string, source: string): SearchFilters {

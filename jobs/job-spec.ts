@@ -7,15 +7,12 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { BULK_DATASETS } from '../contract/datasets.js';
-import type { EnrichDataset, EnrichRunInput } from '../workflows/types.js';
+import type { EnrichDataset, EnrichRunInput } from '../pipeline/run-types.js';
 
 export const ENRICH_DATASETS: readonly EnrichDataset[] = [...BULK_DATASETS, 'company_hierarchies'];
 
-/** Thrown when a job spec (file or flags) is invalid; the message names each field at fault. */
-export class JobSpecError extends Error {
-  override readonly name = 'JobSpecError';
-  readonly code = 'JOB_SPEC_INVALID';
-}
+export { JobSpecError } from '../pipeline/errors.js';
+import { JobSpecError } from '../pipeline/errors.js';
 
 const JOB_NAME = '^[a-z0-9][a-z0-9._-]{0,62}$';
 const MAX_AGE = '^[0-9]+(s|m|h|d)$';

@@ -3,7 +3,7 @@
 // are not billed), so a price applies to what comes back, never to a call.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import type { EnrichDataset } from '../workflows/types.js';
+import type { EnrichDataset } from '../pipeline/run-types.js';
 import { ENRICH_DATASETS } from './job-spec.js';
 
 /** Thrown when a price file cannot be read or holds a wrong entry; the message names the entry. */

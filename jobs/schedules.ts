@@ -16,7 +16,7 @@ import {
   type ScheduleSpecDescription,
   type ScheduleSummary,
 } from '@temporalio/client';
-import { parseDuration } from '../events/time-bounds.js';
+import { parseDuration } from '../pipeline/time-bounds.js';
 import type { EnrichRunWorkflowInput } from '../workflows/enrich-run.js';
 import { jobNameOf, toRunInput, type JobSpec } from './job-spec.js';
 

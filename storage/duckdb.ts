@@ -59,17 +59,84 @@ export async function openDuckDB(options: DuckDBOptions = {}): Promise<DuckDBSes
   }
 }
 
-/** Runs `use` with a fresh instance's connection and closes the instance afterwards, even on failure. */
-export async function withDuckDB<T>(
-  options: DuckDBOptions,
-  use: (connection: DuckDBConnection) => Promise<T>,
+export interface DuckDbSessionOptions {
+  /** Parent of the scratch folder; the OS temp folder by default. */
+  workDir?: string;
+  /** DuckDB `memory_limit`; default 256MB, so a worker's peak stays well under its budget. */
+  memoryLimit?: string;
+  /** DuckDB worker threads; default 2. Each thread has its own reader buffers: one uses less memory. */
+  threads?: number;
+  /**
+   * Aborting interrupts the running query (DuckDB checks for it between vectors) and makes the session
+   * reject with the signal's reason; the instance and scratch folder are still removed.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs `fn` with a fresh DuckDB instance and a scratch folder, both removed afterwards. `reopen` closes
+ * the instance and hands out a new one on the same folder: DuckDB's freed memory stays with the
+ * process's allocator until its instance closes, so a step that follows a large one starts lower.
+ */
+export async function withDuckDb<T>(
+  options: DuckDbSessionOptions,
+  fn: (
+    connection: DuckDBConnection,
+    scratchDir: string,
+    reopen: () => Promise<DuckDBConnection>,
+  ) => Promise<T>,
 ): Promise<T> {
-  const session = await openDuckDB(options);
+  const { signal } = options;
+  signal?.throwIfAborted();
+  const scratchDir = await mkdtemp(path.join(options.workDir ?? tmpdir(), 'enrichflow-'));
+  let session: DuckDBSession | undefined;
+  const interrupt = () => session?.connection.interrupt();
+  signal?.addEventListener('abort', interrupt, { once: true });
   try {
-    return await use(session.connection);
+    const open = async () => {
+      const opened = await openDuckDB({
+        memoryLimit: options.memoryLimit ?? '256MB',
+        tempDir: scratchDir,
+        ...(options.threads ? { threads: options.threads } : {}),
+      });
+      try {
+        // Rows keep their insertion order so plans and tables come out in input order.
+        await opened.connection.run('SET preserve_insertion_order = true');
+      } catch (error) {
+        await opened.close();
+        throw error;
+      }
+      return opened;
+    };
+    session = await open();
+    try {
+      const result = await fn(session.connection, scratchDir, async () => {
+        await session?.close();
+        session = await open();
+        return session.connection;
+      });
+      signal?.throwIfAborted();
+      return result;
+    } catch (error) {
+      // An interrupted query fails with DuckDB's "INTERRUPT" error: the caller wants the abort reason.
+      signal?.throwIfAborted();
+      throw error;
+    } finally {
+      await session.close();
+    }
   } finally {
-    await session.close();
+    signal?.removeEventListener('abort', interrupt);
+    await rm(scratchDir, { recursive: true, force: true });
   }
+}
+
+/** Runs a query and returns its rows as plain JSON-compatible objects. */
+export async function queryRows<T = Record<string, unknown>>(
+  connection: DuckDBConnection,
+  sql: string,
+): Promise<T[]> {
+  const reader = await connection.runAndReadAll(sql);
+  return reader.getRowObjectsJson() as T[];
 }
 
 /** A SQL string literal. */
@@ -78,7 +145,7 @@ export function sqlString(value: string): string {
 }
 
 /** A quoted SQL identifier. */
-export function sqlIdentifier(name: string): string {
+export function sqlIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 

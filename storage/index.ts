@@ -17,6 +17,12 @@ export {
 export { describeLocation, sha256File, withLocalCopy, type FileLocation } from './files.js';
 export * from './input-reader.js';
 export { CsvParser, sniffCsvDelimiter } from './csv-parser.js';
-export * from './parquet-schema.js';
-export * from './parquet-writer.js';
-export { openDuckDB, withDuckDB, type DuckDBOptions, type DuckDBSession } from './duckdb.js';
+export {
+  openDuckDB,
+  withDuckDb,
+  queryRows,
+  sqlString,
+  sqlIdent,
+  type DuckDBOptions,
+  type DuckDBSession,
+} from './duckdb.js';

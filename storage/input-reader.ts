@@ -17,7 +17,7 @@ import { CsvParser, sniffCsvDelimiter, type CsvParseOutput } from './csv-parser.
 import {
   duckdbReason,
   openDuckDB,
-  sqlIdentifier,
+  sqlIdent,
   sqlString,
   type DuckDBOptions,
   type DuckDBSession,
@@ -771,9 +771,7 @@ async function openParquetInput(
     if (described.length === 0) throw new InputFileError('NO_HEADER', name, 'has no columns');
     const columns = described.map((c) => c.name);
     const items = described.map((c) =>
-      isNestedType(c.type)
-        ? `to_json(${sqlIdentifier(c.name)})::VARCHAR`
-        : `CAST(${sqlIdentifier(c.name)} AS VARCHAR)`,
+      isNestedType(c.type) ? `to_json(${sqlIdent(c.name)})::VARCHAR` : `CAST(${sqlIdent(c.name)} AS VARCHAR)`,
     );
     // One JSON array per row: a single string per row crosses from DuckDB to JavaScript fastest.
     const query = `SELECT to_json([${items.join(', ')}])::VARCHAR AS row FROM ${source}`;

@@ -14,7 +14,7 @@ import { createActivities } from '../activities/index.js';
 import { createExportActivities, type ExportCalls } from '../activities/export.js';
 import { createEventActivities, type EventCalls } from '../activities/events.js';
 import type { EnrichmentCalls } from '../activities/client-port.js';
-import type { StoreResolver } from '../activities/run-files.js';
+import type { StoreResolver } from '../storage/run-files.js';
 import { countRowsWritten } from '../activities/metrics.js';
 
 /** The workflows entry, as TypeScript source (tests, tsx) or compiled JavaScript (dist). */

@@ -15,7 +15,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/index.js';
-import { BatchQueue, type BatchQueueState } from './batch-queue.js';
+import { BatchQueue, type BatchQueueState } from '../pipeline/batch-queue.js';
 import type {
   ApiRetryPolicy,
   BatchFailure,
@@ -26,8 +26,8 @@ import type {
   StageProgress,
   StageName,
   StageResult,
-} from './types.js';
-import { QUERY_PROGRESS, SIGNAL_RESUME, SIGNAL_STAGE_PAUSED } from './types.js';
+} from '../pipeline/run-types.js';
+import { QUERY_PROGRESS, SIGNAL_RESUME, SIGNAL_STAGE_PAUSED } from '../pipeline/run-types.js';
 
 /**
  * Error types that retrying cannot fix: a bad key, no credits, a request the service rejects, or a

@@ -28,8 +28,8 @@ import type {
   StageName,
   StagePlan,
   StageResult,
-} from './types.js';
-import { QUERY_PROGRESS } from './types.js';
+} from '../pipeline/run-types.js';
+import { QUERY_PROGRESS } from '../pipeline/run-types.js';
 
 // Planning and committing read and write whole tables: long, so they heartbeat, and a retry starts over
 // (their outputs have deterministic names, so a retry overwrites rather than duplicates).

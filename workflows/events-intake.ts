@@ -20,7 +20,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EventActivities } from '../activities/events.js';
-import { eventWindowWorkflowId } from '../events/sink-layout.js';
+import { eventWindowWorkflowId } from '../pipeline/sink-layout.js';
 import {
   EVENTS_ARRIVED_SIGNAL,
   HANDOFF_DEADLINE_MS,
@@ -32,9 +32,9 @@ import {
   type EventSlotResult,
   type EventSlotState,
   type EventsLanded,
-} from './events-types.js';
+} from '../pipeline/events-types.js';
 import { eventsLandedSignal, eventWindowWorkflow } from './events-sink.js';
-import { QUERY_PROGRESS } from './types.js';
+import { QUERY_PROGRESS } from '../pipeline/run-types.js';
 
 // Writing carried deliveries to the inbox: a few milliseconds, retried without limit (they were
 // acknowledged), in the worker that runs the slot; a local activity, so the rows are not recorded twice.

@@ -15,15 +15,15 @@ import {
 } from '@temporalio/workflow';
 import type { EventActivities } from '../activities/events.js';
 import type { BusinessEventType } from '../contract/enums.js';
-import { resolveTimeBound } from '../events/time-bounds.js';
+import { resolveTimeBound } from '../pipeline/time-bounds.js';
 import { NON_RETRYABLE_API_ERRORS } from './batch-stage.js';
 import type {
   EventsPullCarry,
   EventsPullInput,
   EventsPullProgress,
   EventsPullSummary,
-} from './events-types.js';
-import { QUERY_PROGRESS } from './types.js';
+} from '../pipeline/events-types.js';
+import { QUERY_PROGRESS } from '../pipeline/run-types.js';
 
 // Planning and committing read and write tables in the object store; their outputs have fixed names,
 // so a retry overwrites. A missing or unreadable id table is not retried.

@@ -21,8 +21,8 @@ import {
   type EventWindowResult,
   type EventWindowState,
   type SinkWindowSettings,
-} from './events-types.js';
-import { QUERY_PROGRESS } from './types.js';
+} from '../pipeline/events-types.js';
+import { QUERY_PROGRESS } from '../pipeline/run-types.js';
 
 // Committing rewrites the window's table from object-store files: retried without limit (an
 // acknowledged event must land), with backoff, and heartbeating so a dead worker is noticed.

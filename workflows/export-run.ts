@@ -21,8 +21,13 @@ import {
 import type { ExportActivities } from '../activities/export.js';
 import { OFFSET_CAP } from '../contract/limits.js';
 import { NON_RETRYABLE_API_ERRORS } from './batch-stage.js';
-import { buildExportPlan } from './export-plan.js';
-import { planSlices, type CountSlice, type MeasureSplit, type SlicePlan } from './export-slicing.js';
+import { buildExportPlan } from '../pipeline/export-plan.js';
+import {
+  planSlices,
+  type CountSlice,
+  type MeasureSplit,
+  type SlicePlan,
+} from '../pipeline/export-slicing.js';
 import type {
   ExportPlan,
   ExportPlanResult,
@@ -35,8 +40,8 @@ import type {
   PreparedExport,
   SliceOutcome,
   SliceWork,
-} from './export-types.js';
-import { QUERY_PROGRESS, type ApiRetryPolicy, type RunLocation } from './types.js';
+} from '../pipeline/export-types.js';
+import { QUERY_PROGRESS, type ApiRetryPolicy, type RunLocation } from '../pipeline/run-types.js';
 
 /** Errors no retry can fix on an export call, on top of the client's. */
 const NON_RETRYABLE_EXPORT_ERRORS = [

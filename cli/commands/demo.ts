@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { queryRows, sqlString, withDuckDb } from '../../activities/duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../../storage/duckdb.js';
 import { loadConfig } from '../../config/index.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import { createLogger } from '../../lib/logger.js';

@@ -5,12 +5,12 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataServiceClient, DataServiceError, RateLimitedError } from '../../client/index.js';
 import { loadConfig, type EnrichflowConfig } from '../../config/index.js';
-import { BusinessIdSourceError, readBusinessIds } from '../../events/business-ids.js';
+import { BusinessIdSourceError, readBusinessIds } from '../../storage/business-ids.js';
 import { EnrollmentInputError, normaliseBusinessIds } from '../../events/enrollment-plan.js';
-import { TimeBoundError } from '../../events/time-bounds.js';
+import { TimeBoundError } from '../../pipeline/time-bounds.js';
 import { storeResolverFor } from '../../workers/worker.js';
 import { connectClient } from '../../workers/temporal-connection.js';
-import type { RunSummary } from '../../workflows/types.js';
+import type { RunSummary } from '../../pipeline/run-types.js';
 import { UsageError } from '../errors.js';
 
 export interface ServiceFlags {

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { loadConfig, type EnrichflowConfig } from '../../config/index.js';
 import { normaliseBusinessIds, parseEventTypes } from '../../events/enrollment-plan.js';
-import { normaliseOutput } from '../../events/serve.js';
-import { resolveTimeBound } from '../../events/time-bounds.js';
+import { normaliseOutput } from '../../workers/receiver.js';
+import { resolveTimeBound } from '../../pipeline/time-bounds.js';
 import { runIdOf } from '../../jobs/run-key.js';
 import { connectClient } from '../../workers/temporal-connection.js';
 import {
@@ -17,8 +17,8 @@ import {
   type EventsPullProgress,
   type EventsPullRequest,
   type EventsPullSummary,
-} from '../../workflows/events-types.js';
-import { QUERY_PROGRESS } from '../../workflows/types.js';
+} from '../../pipeline/events-types.js';
+import { QUERY_PROGRESS } from '../../pipeline/run-types.js';
 import { UsageError } from '../errors.js';
 import {
   asUsageError,

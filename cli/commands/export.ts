@@ -7,7 +7,7 @@ import { parseFiltersText, type ExportSpec } from '../../jobs/export-spec.js';
 import { JobSpecError } from '../../jobs/job-spec.js';
 import { storeResolverFor } from '../../workers/worker.js';
 import { connectClient } from '../../workers/temporal-connection.js';
-import type { ExportTarget } from '../../workflows/export-types.js';
+import type { ExportTarget } from '../../pipeline/export-types.js';
 import { followExport, formatExportPlan, formatExportSummary, startExport } from '../export-run.js';
 
 interface ExportFlags {

@@ -3,10 +3,15 @@ import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@tempor
 import type { Command } from 'commander';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config/index.js';
-import { runLayout } from '../../activities/run-layout.js';
-import { RunFiles } from '../../activities/run-files.js';
+import { runLayout } from '../../pipeline/run-layout.js';
+import { RunFiles } from '../../storage/run-files.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import { QUERY_PROGRESS, SIGNAL_RESUME, type RunProgress, type RunSummary } from '../../workflows/types.js';
+import {
+  QUERY_PROGRESS,
+  SIGNAL_RESUME,
+  type RunProgress,
+  type RunSummary,
+} from '../../pipeline/run-types.js';
 import { connectClient } from '../../workers/temporal-connection.js';
 import { UsageError } from '../errors.js';
 import { renderSnapshot, snapshotRun } from '../progress.js';

@@ -28,6 +28,8 @@ interface ServeFlags {
   recordCacheMb: string;
   preload: string;
   faults?: string;
+  strict?: boolean;
+  now?: string;
 }
 
 /** `firmographics,technographics` → the bulk datasets named, each checked. */
@@ -102,6 +104,8 @@ export function registerSandboxCommand(program: Command): void {
       'firmographics',
     )
     .option('--faults <file>', 'JSON or YAML file of faults active from the start ({ rules: [...], seed })')
+    .option('--strict', "accept the spec's names only: no provider aliases, no unknown keys in match items")
+    .option('--now <date-time>', 'fix the clock (ISO 8601) that served dates are relative to (default: now)')
     .action(async (flags: ServeFlags) => {
       const logger = createLogger({ name: 'sandbox' });
       let apiKeys: ApiKey[];
@@ -116,6 +120,9 @@ export function registerSandboxCommand(program: Command): void {
           `no --api-key given: accepting the development key '${DEV_API_KEY}' (for local use only)`,
         );
       }
+      const fixedNow = flags.now === undefined ? undefined : Date.parse(flags.now);
+      if (fixedNow !== undefined && Number.isNaN(fixedNow))
+        throw new UsageError(`--now must be an ISO 8601 date-time, got '${flags.now}'`);
       const started = Date.now();
       const running = await startSandbox({
         port: count('--port', flags.port, 0),
@@ -131,6 +138,8 @@ export function registerSandboxCommand(program: Command): void {
         recordCacheBytes: count('--record-cache-mb', flags.recordCacheMb, 0) * 1024 * 1024,
         preloadDatasets: parseDatasets(flags.preload),
         ...(flags.faults ? { faults: readFaults(flags.faults) } : {}),
+        ...(flags.strict ? { strict: true } : {}),
+        ...(fixedNow !== undefined ? { clock: () => fixedNow } : {}),
         logger,
       });
       logger.info(

@@ -4,7 +4,7 @@ import type { Client, ScheduleDescription } from '@temporalio/client';
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../../config/index.js';
-import { detectFormat } from '../../activities/plan-input.js';
+import { detectFormat } from '../../storage/plan-input.js';
 import { readJobSpecFile } from '../../jobs/job-spec.js';
 import {
   createSchedule,

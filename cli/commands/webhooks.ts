@@ -5,8 +5,8 @@ import { Option, type Command } from 'commander';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../../config/index.js';
-import { parseDuration } from '../../events/time-bounds.js';
-import { normaliseOutput, startEventsReceiver } from '../../events/serve.js';
+import { parseDuration } from '../../pipeline/time-bounds.js';
+import { normaliseOutput, startEventsReceiver } from '../../workers/receiver.js';
 import {
   defaultSecretFile,
   readWebhookSecret,
@@ -14,7 +14,7 @@ import {
   type WebhookSecretRecord,
 } from '../../events/webhook-secrets.js';
 import { createLogger } from '../../lib/logger.js';
-import type { SinkWindowSettings } from '../../workflows/events-types.js';
+import type { SinkWindowSettings } from '../../pipeline/events-types.js';
 import { UsageError } from '../errors.js';
 import { waitForShutdownSignal } from '../signals.js';
 import { asUsageError, serviceClient, withRetries, type ServiceFlags } from './events-shared.js';

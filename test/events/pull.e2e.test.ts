@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withDuckDb } from '../../activities/duckdb-session.js';
+import { withDuckDb } from '../../storage/duckdb.js';
 import { buildPullRequest, startEventsPull } from '../../cli/commands/events.js';
 import { DataServiceClient } from '../../client/index.js';
 import { BUSINESS_EVENT_TYPES } from '../../contract/enums.js';
 import type { EnrichflowConfig } from '../../config/index.js';
-import type { EventsPullSummary } from '../../workflows/events-types.js';
+import type { EventsPullSummary } from '../../pipeline/events-types.js';
 import {
   API_KEY,
   readJson,

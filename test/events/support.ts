@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { vi } from 'vitest';
-import { queryRows, sqlString, withDuckDb } from '../../activities/duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../../storage/duckdb.js';
 import { buildProgram } from '../../cli/main.js';
 import type { EnrichflowConfig } from '../../config/index.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/serve.js';

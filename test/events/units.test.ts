@@ -7,13 +7,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BUSINESS_EVENT_TYPES } from '../../contract/enums.js';
 import { EnrollmentInputError, parseEventTypes, planEnrollmentSync } from '../../events/enrollment-plan.js';
 import { DeliveryIntake } from '../../events/receiver.js';
-import { eventWindowWorkflowId, tenantLabel, windowLabel, windowStartOf } from '../../events/sink-layout.js';
-import { parseDuration, resolveTimeBound } from '../../events/time-bounds.js';
+import {
+  eventWindowWorkflowId,
+  tenantLabel,
+  windowLabel,
+  windowStartOf,
+} from '../../pipeline/sink-layout.js';
+import { parseDuration, resolveTimeBound } from '../../pipeline/time-bounds.js';
 import { defaultSecretFile, saveWebhookSecret, SecretRing } from '../../events/webhook-secrets.js';
-import type { SinkEventRecord } from '../../events/sink-layout.js';
+import type { SinkEventRecord } from '../../pipeline/sink-layout.js';
 import { newWebhookSecret, signDelivery } from '../../sandbox/events/signing.js';
 import { nextCommitAt } from '../../workflows/events-sink.js';
-import { DEFAULT_SINK_WINDOW } from '../../workflows/events-types.js';
+import { DEFAULT_SINK_WINDOW } from '../../pipeline/events-types.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'events-units-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

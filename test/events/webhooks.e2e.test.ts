@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichflowConfig } from '../../config/index.js';
-import { startEventsReceiver, type EventsReceiver } from '../../events/serve.js';
+import { startEventsReceiver, type EventsReceiver } from '../../workers/receiver.js';
 import { signDeliveryBody } from '../../events/signature.js';
 import { defaultSecretFile, readWebhookSecret } from '../../events/webhook-secrets.js';
 import { freePort } from '../../stack/ports.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import { INLINE_BATCH_MAX_BYTES } from '../../workflows/events-types.js';
+import { INLINE_BATCH_MAX_BYTES } from '../../pipeline/events-types.js';
 import {
   s3Location,
   startTestWorker,

@@ -11,7 +11,7 @@ import {
   eventWindowWorkflowId,
   sinkLayout,
   type SinkEventRecord,
-} from '../../events/sink-layout.js';
+} from '../../pipeline/sink-layout.js';
 import { joinKey } from '../../storage/object-store.js';
 import { storeResolverFor } from '../../workers/worker.js';
 import {
@@ -20,7 +20,7 @@ import {
   type EventSlotInput,
   type EventSlotResult,
   type EventWindowResult,
-} from '../../workflows/events-types.js';
+} from '../../pipeline/events-types.js';
 import {
   s3Location,
   startTestWorker,

@@ -1,7 +1,7 @@
 // Filter files and export options are checked before anything starts: each problem names the filter
 // (or flag) at fault; the dimensions a search is sliced on follow its own filters.
 import { describe, expect, test } from 'vitest';
-import { composeFilters, exportDimensions } from '../../jobs/export-filters.js';
+import { composeFilters, exportDimensions } from '../../pipeline/export-filters.js';
 import { exportRunKey, parseFiltersText, parseIdList, validateExportSpec } from '../../jobs/export-spec.js';
 
 describe('filter files', () => {

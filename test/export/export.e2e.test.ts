@@ -10,7 +10,7 @@ import { startExport } from '../../cli/export-run.js';
 import type { ExportSpec } from '../../jobs/export-spec.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import type { ExportPlanResult, ExportSummary } from '../../workflows/export-types.js';
+import type { ExportPlanResult, ExportSummary } from '../../pipeline/export-types.js';
 import {
   readJson,
   readTable,

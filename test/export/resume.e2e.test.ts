@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { exportLayout } from '../../activities/export.js';
+import { exportLayout } from '../../pipeline/export-layout.js';
 import { loadConfig, type EnrichflowConfig } from '../../config/index.js';
 import { startExport } from '../../cli/export-run.js';
-import { composeFilters, type DimensionDomain, type SearchFilters } from '../../jobs/export-filters.js';
+import { composeFilters, type DimensionDomain, type SearchFilters } from '../../pipeline/export-filters.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import type { ExportPlan, ExportSummary, SliceOutcome } from '../../workflows/export-types.js';
+import type { ExportPlan, ExportSummary, SliceOutcome } from '../../pipeline/export-types.js';
 import {
   API_KEY,
   readTable,

@@ -2,11 +2,11 @@
 // failures table, and `runs retry` fetches exactly those pages, then commits a complete output.
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { exportLayout } from '../../activities/export.js';
+import { exportLayout } from '../../pipeline/export-layout.js';
 import { retryExport, startExport } from '../../cli/export-run.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import type { ExportSummary } from '../../workflows/export-types.js';
+import type { ExportSummary } from '../../pipeline/export-types.js';
 import {
   readTable,
   s3Location,

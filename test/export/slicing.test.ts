@@ -9,8 +9,8 @@ import {
   type Constraints,
   type Count,
   type Dimension,
-} from '../../workflows/export-slicing.js';
-import { buildExportPlan } from '../../workflows/export-plan.js';
+} from '../../pipeline/export-slicing.js';
+import { buildExportPlan } from '../../pipeline/export-plan.js';
 
 interface Row {
   id: number;

@@ -10,7 +10,7 @@ import type { EnrichflowConfig } from '../../config/index.js';
 import { startExport } from '../../cli/export-run.js';
 import type { ExportSpec } from '../../jobs/export-spec.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/serve.js';
-import type { ExportPlanResult, ExportSummary } from '../../workflows/export-types.js';
+import type { ExportPlanResult, ExportSummary } from '../../pipeline/export-types.js';
 import { ADMIN_KEY, API_KEY } from '../support/pipeline-harness.js';
 
 /** 2,000 businesses and 10,000 prospects: a few thousand per company size, so a cap of 1,000 splits. */

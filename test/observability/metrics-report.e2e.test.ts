@@ -8,16 +8,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { withDuckDb } from '../../activities/duckdb-session.js';
+import { withDuckDb } from '../../storage/duckdb.js';
 import { rejectReasonsOf, renderRunReport, type RunManifest } from '../../activities/report.js';
-import { RunFiles } from '../../activities/run-files.js';
+import { RunFiles } from '../../storage/run-files.js';
 import { startRun } from '../../cli/start-run.js';
 import type { EnrichflowConfig } from '../../config/index.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
 import { freePort } from '../../stack/ports.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import type { RunSummary } from '../../workflows/types.js';
+import type { RunSummary } from '../../pipeline/run-types.js';
 import {
   API_KEY,
   readJson,

@@ -15,7 +15,7 @@ import {
   timedCall,
 } from '../../activities/metrics.js';
 import { RateLimitedError, RequestTimeoutError, ServerError } from '../../client/errors.js';
-import type { TableSummary } from '../../workflows/types.js';
+import type { TableSummary } from '../../pipeline/run-types.js';
 
 interface Point {
   name: string;

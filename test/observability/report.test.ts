@@ -6,14 +6,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { queryRows, sqlString, withDuckDb } from '../../activities/duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../../storage/duckdb.js';
 import {
   formatDuration,
   rejectReasonsOf,
   renderRunReport,
   type RunManifest,
 } from '../../activities/report.js';
-import { RunFiles } from '../../activities/run-files.js';
+import { RunFiles } from '../../storage/run-files.js';
 import { openObjectStore } from '../../storage/open-store.js';
 
 const manifest = JSON.parse(

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { NON_RETRYABLE_API_ERRORS } from '../../workflows/batch-stage.js';
-import { BatchQueue, describeBatch } from '../../workflows/batch-queue.js';
+import { BatchQueue, describeBatch } from '../../pipeline/batch-queue.js';
 import { nonRetryableErrorTypes } from '../../client/errors.js';
 
 describe('BatchQueue', () => {

@@ -12,7 +12,12 @@ import type { RunningSandbox } from '../../sandbox/serve.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import { startRun } from '../../cli/start-run.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import { QUERY_PROGRESS, SIGNAL_RESUME, type RunProgress, type RunSummary } from '../../workflows/types.js';
+import {
+  QUERY_PROGRESS,
+  SIGNAL_RESUME,
+  type RunProgress,
+  type RunSummary,
+} from '../../pipeline/run-types.js';
 import {
   matchedIds,
   readJson,

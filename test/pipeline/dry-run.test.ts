@@ -13,7 +13,7 @@ import { formatDryRun, planDryRun, type DryRunPlan } from '../../cli/dry-run.js'
 import { loadConfig, type EnrichflowConfig } from '../../config/index.js';
 import { validateJobSpec, type JobSpec } from '../../jobs/job-spec.js';
 import { PriceTableError } from '../../jobs/prices.js';
-import { InputFileError } from '../../activities/plan-input.js';
+import { InputFileError } from '../../storage/plan-input.js';
 import { s3Location, testConfig, uploadFile } from '../support/pipeline-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -8,7 +8,7 @@ import type { RunningSandbox } from '../../sandbox/serve.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import { startRun } from '../../cli/start-run.js';
 import { storeResolverFor } from '../../workers/worker.js';
-import type { RunSummary } from '../../workflows/types.js';
+import type { RunSummary } from '../../pipeline/run-types.js';
 import {
   API_KEY,
   matchedIds,

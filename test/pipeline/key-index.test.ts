@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { KeyIndex } from '../../activities/key-index.js';
+import { KeyIndex } from '../../storage/key-index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-keys-'));
 let index: KeyIndex | undefined;

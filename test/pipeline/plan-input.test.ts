@@ -4,9 +4,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { queryRows, withDuckDb } from '../../activities/duckdb-session.js';
-import { InputFileError, planInput } from '../../activities/plan-input.js';
-import type { InputSpec } from '../../workflows/types.js';
+import { queryRows, withDuckDb } from '../../storage/duckdb.js';
+import { InputFileError, planInput } from '../../storage/plan-input.js';
+import type { InputSpec } from '../../pipeline/run-types.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-plan-'));
 

@@ -8,8 +8,8 @@ import { startRun } from '../../cli/start-run.js';
 import type { EnrichflowConfig } from '../../config/index.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
-import type { RunSummary, StageProgress } from '../../workflows/types.js';
-import { QUERY_PROGRESS } from '../../workflows/types.js';
+import type { RunSummary, StageProgress } from '../../pipeline/run-types.js';
+import { QUERY_PROGRESS } from '../../pipeline/run-types.js';
 import {
   API_KEY,
   readTable,

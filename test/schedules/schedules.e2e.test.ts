@@ -20,7 +20,7 @@ import {
   triggerSchedule,
 } from '../../jobs/schedules.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
-import type { RunSummary } from '../../workflows/types.js';
+import type { RunSummary } from '../../pipeline/run-types.js';
 import {
   readJson,
   readTable,

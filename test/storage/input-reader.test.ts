@@ -9,11 +9,11 @@ import {
   openInputFile,
   readAllInput,
   S3ObjectStore,
-  writeParquetFile,
   type FileLocation,
   type InputFileErrorCode,
   type OpenInputOptions,
 } from '../../storage/index.js';
+import { writeParquetFile } from '../../bench/parquet/table-writer.js';
 import { uniquePrefix, useTestS3, type TestS3 } from './s3-server.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-input-'));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { queryRows, sqlString, withDuckDb } from '../../activities/duckdb-session.js';
+import { queryRows, sqlString, withDuckDb } from '../../storage/duckdb.js';
 import { DataServiceClient } from '../../client/index.js';
 import { loadConfig, type EnrichflowConfig } from '../../config/index.js';
 import { silentLogger } from '../../lib/logger.js';

@@ -1,4 +1,4 @@
-// The Parquet writer: every column kind comes back from DuckDB with the expected type and value; files
+// The benchmarks' own Parquet writer (the pipeline writes tables with DuckDB's COPY): every column kind comes back from DuckDB with the expected type and value; files
 // land atomically locally and in S3 with their row count and checksum; small parts merge into large
 // files in order.
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -11,19 +11,14 @@ import {
   countParquetRows,
   createParquetSink,
   describeParquetFile,
-  describedType,
-  InvalidParquetSchemaError,
-  LocalObjectStore,
   mergeParquetParts,
   ParquetWriteError,
   readParquetRows,
-  S3ObjectStore,
   writeParquetFile,
-  type FileLocation,
-  type ObjectStore,
-  type ParquetSchema,
-} from '../../storage/index.js';
-import { uniquePrefix, useTestS3, type TestS3 } from './s3-server.js';
+} from '../../bench/parquet/table-writer.js';
+import { describedType, InvalidParquetSchemaError, type ParquetSchema } from '../../bench/parquet/schema.js';
+import { LocalObjectStore, S3ObjectStore, type FileLocation, type ObjectStore } from '../../storage/index.js';
+import { uniquePrefix, useTestS3, type TestS3 } from '../storage/s3-server.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-parquet-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

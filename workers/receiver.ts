@@ -6,13 +6,13 @@ import path from 'node:path';
 import type { EnrichflowConfig } from '../config/index.js';
 import type { Logger } from '../lib/logger.js';
 import { silentLogger } from '../lib/logger.js';
-import { storeResolverFor } from '../workers/worker.js';
-import { installTemporalRuntime } from '../workers/runtime.js';
-import { connectWorkerConnection } from '../workers/temporal-connection.js';
-import { DEFAULT_SINK_WINDOW, type SinkWindowSettings } from '../workflows/events-types.js';
-import { EventHandoff } from './handoff.js';
-import { startWebhookReceiver, type RunningReceiver } from './receiver.js';
-import { SecretRing } from './webhook-secrets.js';
+import { storeResolverFor } from './worker.js';
+import { installTemporalRuntime } from './runtime.js';
+import { connectWorkerConnection } from './temporal-connection.js';
+import { DEFAULT_SINK_WINDOW, type SinkWindowSettings } from '../pipeline/events-types.js';
+import { EventHandoff } from '../events/handoff.js';
+import { startWebhookReceiver, type RunningReceiver } from '../events/receiver.js';
+import { SecretRing } from '../events/webhook-secrets.js';
 
 /** Thrown when the receiver has no secret to check deliveries with. */
 export class NoWebhookSecretsError extends Error {

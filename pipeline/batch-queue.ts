@@ -1,7 +1,7 @@
 // The order in which a stage hands out its batches: plan batches in sequence, with halves of batches
 // the service rejected (422) served first so a poisoned id is isolated quickly. Pure and serialisable,
 // so a stage can carry it across continue-as-new; tested without a server.
-import type { BatchRef } from './types.js';
+import type { BatchRef } from './run-types.js';
 
 export interface BatchQueueState {
   /** Next plan batch, as a global index across chunk files. */

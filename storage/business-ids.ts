@@ -2,8 +2,8 @@
 // `business_id` column, on S3 or a local disk. Read with DuckDB; used by the enrollment commands and by
 // the events pull run's planning activity (so a large id list never passes through workflow history).
 import path from 'node:path';
-import { queryRows, sqlIdent, sqlString, withDuckDb } from '../activities/duckdb-session.js';
-import type { StoreResolver } from '../activities/run-files.js';
+import { queryRows, sqlIdent, sqlString, withDuckDb } from './duckdb.js';
+import type { StoreResolver } from './run-files.js';
 
 /** Thrown when a location holds no Parquet files or they lack the id column. */
 export class BusinessIdSourceError extends Error {

@@ -4,8 +4,8 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { ObjectStore } from '../storage/object-store.js';
-import type { RunLocation } from '../workflows/types.js';
+import type { ObjectStore } from './object-store.js';
+import type { RunLocation } from '../pipeline/run-types.js';
 
 /** Opens the object store behind an output location (`s3://bucket/prefix/` or a local folder). */
 export type StoreResolver = (location: string) => { store: ObjectStore; prefix: string };

@@ -2,8 +2,8 @@
 // the top (`<table>/part-0.parquet`, `manifest.json`, `_SUCCESS` last); working files live under
 // `_work/`, which warehouse loaders skip by convention. Names are deterministic so a retried
 // activity overwrites its own output instead of adding to it.
-import { describeBatch } from '../workflows/batch-queue.js';
-import type { BatchRef, StageName } from '../workflows/types.js';
+import { describeBatch } from './batch-queue.js';
+import type { BatchRef, StageName } from './run-types.js';
 
 /** Ids per `bulk_enrich` call and keys per match call (spec: 1 to 50). */
 export const BATCH_SIZE = 50;

@@ -10,9 +10,9 @@ import {
   ROUTES,
   type ValidationDetailItem,
 } from '../contract/index.js';
-import type { Constraints, Dimension } from '../workflows/export-slicing.js';
-import type { ExportTarget } from '../workflows/export-types.js';
-import { JobSpecError } from './job-spec.js';
+import type { Constraints, Dimension } from './export-slicing.js';
+import type { ExportTarget } from './export-types.js';
+import { JobSpecError } from './errors.js';
 
 export type { ExportTarget };
 export const EXPORT_TARGETS: readonly ExportTarget[] = ['prospects', 'businesses'];

@@ -3,7 +3,7 @@
 // is a small batch of webhook deliveries, which rides in its `eventsArrived` signal as JSON-lines bytes
 // (a separate binary argument, never inside these objects; never secrets) and is written to the inbox by
 // the intake slot that received it.
-import type { TableSummary } from './types.js';
+import type { TableSummary } from './run-types.js';
 
 export const EVENT_WINDOW_WORKFLOW = 'eventWindowWorkflow';
 export const EVENT_SLOT_WORKFLOW = 'eventSlotWorkflow';

@@ -10,11 +10,11 @@ import pLimit from 'p-limit';
 import {
   duckdbReason,
   openDuckDB,
-  sqlIdentifier,
+  sqlIdent,
   sqlString,
-  withDuckDB,
+  withDuckDb,
   type DuckDBOptions,
-} from './duckdb.js';
+} from '../../storage/duckdb.js';
 import {
   describeLocation,
   jsonText,
@@ -22,10 +22,10 @@ import {
   sha256File,
   withLocalCopy,
   type FileLocation,
-} from './files.js';
-import { writeFileAtomically } from './local-store.js';
-import { ObjectNotFoundError, type ObjectStore } from './object-store.js';
-import { duckdbType, validateParquetSchema, type ParquetSchema } from './parquet-schema.js';
+} from '../../storage/files.js';
+import { writeFileAtomically } from '../../storage/local-store.js';
+import { ObjectNotFoundError, type ObjectStore } from '../../storage/object-store.js';
+import { duckdbType, validateParquetSchema, type ParquetSchema } from './schema.js';
 
 /** Thrown when DuckDB cannot write or merge a Parquet file (e.g. a value that does not fit its column). */
 export class ParquetWriteError extends Error {
@@ -128,7 +128,7 @@ function spillSelect(schema: ParquetSchema, spillFile: string | undefined): stri
   const items = schema.map((f) => {
     const read = duckdbType(f.type, 'read');
     const write = duckdbType(f.type, 'write');
-    const id = sqlIdentifier(f.name);
+    const id = sqlIdent(f.name);
     if (spillFile === undefined) return `CAST(NULL AS ${write}) AS ${id}`;
     return read === write ? id : `CAST(${id} AS ${write}) AS ${id}`;
   });
@@ -223,8 +223,8 @@ export class ParquetTableWriter implements ParquetSink {
       this.options.signal?.throwIfAborted();
       const out = path.join(this.scratch, 'table.parquet');
       const select = spillSelect(this.options.schema, this.count > 0 ? this.spillFile : undefined);
-      await withDuckDB(
-        { memoryLimit: '128MB', threads: 1, tempDir: this.scratch, ...this.options.duckdb },
+      await withDuckDb(
+        { memoryLimit: '128MB', threads: 1, workDir: this.scratch, ...this.options.duckdb },
         async (connection) => {
           try {
             await connection.run(
@@ -330,8 +330,8 @@ export async function mergeParquetParts(options: MergeParquetPartsOptions): Prom
     );
     const where = `${options.store.url}/${options.outputKey(0)}`;
     const outDir = path.join(scratch, 'merged');
-    const files = await withDuckDB(
-      { tempDir: scratch, ...options.duckdb, threads: 1 },
+    const files = await withDuckDb(
+      { workDir: scratch, ...options.duckdb, threads: 1 },
       async (connection) => {
         const source = `read_parquet([${localParts.map(sqlString).join(', ')}])`;
         try {
@@ -408,8 +408,8 @@ export async function describeParquetFile(
 ): Promise<ParquetFileDescription> {
   return withLocalCopy(location, options, async (file) => {
     const bytes = (await fs.stat(file)).size;
-    return withDuckDB(
-      { memoryLimit: '64MB', tempDir: options.tempDir, ...options.duckdb },
+    return withDuckDb(
+      { memoryLimit: '64MB', workDir: options.tempDir, ...options.duckdb },
       async (connection) => {
         const source = `read_parquet(${sqlString(file)})`;
         const schema = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`);
@@ -457,7 +457,7 @@ export async function* readParquetRows(
     }
     const session = await openDuckDB({ memoryLimit: '128MB', tempDir: options.tempDir, ...options.duckdb });
     try {
-      const select = options.columns ? options.columns.map(sqlIdentifier).join(', ') : '*';
+      const select = options.columns ? options.columns.map(sqlIdent).join(', ') : '*';
       const result = await session.connection.stream(
         `SELECT ${select} FROM read_parquet(${sqlString(file)})`,
       );

@@ -2,7 +2,7 @@
 // by the export workflows, their activities and the CLI. They travel through Temporal history: filters,
 // slice bounds, keys and counts only — never records, and never the exclude list itself.
 import type { Constraints, Count, Dimension, RejectedSplit } from './export-slicing.js';
-import type { ApiRetryPolicy, RunLocation, TableSummary } from './types.js';
+import type { ApiRetryPolicy, RunLocation, TableSummary } from './run-types.js';
 
 export type ExportTarget = 'prospects' | 'businesses';
 

@@ -9,18 +9,13 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
-import type { FileLocation } from '../storage/files.js';
-import {
-  detectInputFormat,
-  InputFileError,
-  openInputFile,
-  type InputFormat,
-} from '../storage/input-reader.js';
-import { MATCH_FIELDS, type InputSpec, type MatchField } from '../workflows/types.js';
-import { sqlIdent, sqlString } from './duckdb-session.js';
+import type { FileLocation } from './files.js';
+import { detectInputFormat, InputFileError, openInputFile, type InputFormat } from './input-reader.js';
+import { MATCH_FIELDS, type InputSpec, type MatchField } from '../pipeline/run-types.js';
+import { sqlIdent, sqlString } from './duckdb.js';
 import { KeyIndex } from './key-index.js';
 
-export { InputFileError } from '../storage/input-reader.js';
+export { InputFileError } from './input-reader.js';
 
 type InputField = MatchField | 'business_id';
 
