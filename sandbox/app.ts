@@ -3,6 +3,7 @@
 // rate limit → injected faults → contract check (422) → handler; events, enrollments and webhooks come
 // from the events plugin, which reads the caller's key name and tenant set here.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import Fastify, {
   LogController,
@@ -24,8 +25,10 @@ import {
   TENANT_HEADER,
   UNAUTHORIZED_CODE,
   UNAUTHORIZED_MESSAGE,
+  adaptProviderRequest,
   checkRequest,
   compiledValidator,
+  specPath,
   jsonDecodeDetail,
   schemaErrorsToDetail,
   BULK_DATASETS,
@@ -57,6 +60,8 @@ import {
   jsonErrorPosition,
   UnparsableBody,
 } from './http/context.js';
+import { asOfShiftMs } from './http/clock.js';
+import { RouteMethods } from './http/conventions.js';
 import { FaultConfigSchema, FaultInjector, type FaultConfig, type FaultRule } from './http/faults.js';
 import { registerSandboxRoutes, type SandboxServices } from './http/routes.js';
 import { Autocomplete } from './query/autocomplete.js';
@@ -88,7 +93,10 @@ export interface SandboxOptions {
   /** Faults active from the start; the admin route can replace them. */
   faults?: FaultConfig;
   logger?: Logger;
-  /** Epoch milliseconds; default Date.now. Drives the rate limit window and the events filter. */
+  /**
+   * Epoch milliseconds; default Date.now. The one clock of the sandbox: the rate limit window, and every
+   * date served relative to today (posts, events, the `events` filter). Fix it for deterministic tests.
+   */
   clock?: () => number;
   /** Options of the events plugin (enrollments, events, webhooks); `false` leaves those routes out. */
   events?: false | Omit<EventsPluginOptions, 'db' | 'adminKey' | 'logger' | 'responseContext' | 'clock'>;
@@ -104,6 +112,12 @@ export interface SandboxOptions {
   bodyLimit?: number;
   /** Generate prospects in a worker thread (`auto`: for large worlds). */
   generationWorker?: 'auto' | 'always' | 'never';
+  /**
+   * Accept the spec's names only: no provider aliases (`linkedin_url`, `google_category`,
+   * `/linkedin_posts/`, ...), and no unknown keys in match items, which the service ignores. For client
+   * authors who want typos caught; the default mirrors the service.
+   */
+  strict?: boolean;
 }
 
 export interface SandboxHandle {
@@ -156,6 +170,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function buildSandbox(options: SandboxOptions): Promise<FastifyInstance> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? Date.now;
+  const strict = options.strict ?? false;
   const seed = options.seed ?? DEFAULT_SEED;
   const eventsEnabled = options.events !== false;
   const store = await SandboxStore.open({
@@ -202,7 +217,12 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     genReqId: () => randomUUID(),
     forceCloseConnections: true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // `/version` and `/version/` answer alike, as every path with and without its trailing slash.
+    routerOptions: { ignoreTrailingSlash: true },
+    // The provider's path names (`/linkedin_posts/`) reach the spec's routes, unless strict.
+    rewriteUrl: (raw: IncomingMessage) => (strict ? (raw.url ?? '/') : specPath(raw.url ?? '/')),
   });
+  const routeMethods = new RouteMethods(app);
   app.decorate('sandbox', { store, records, faults, limiter });
   app.decorateRequest('apiKeyName', null);
   app.decorateRequest('tenant', '');
@@ -305,12 +325,9 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     }
     const spec = request.routeSpec;
     if (!spec) return;
-    const result = checkRequest(spec, {
-      body: request.body,
-      query: request.query,
-      params: request.params,
-      headers: request.headers,
-    });
+    const given = { body: request.body, query: request.query };
+    const { body, query } = strict ? given : adaptProviderRequest(spec, given);
+    const result = checkRequest(spec, { body, query, params: request.params, headers: request.headers });
     if (!result.ok) return sendValidationError(reply, result.detail);
     if (faults.active && request.body !== undefined) {
       const rejected = faults.rejection(
@@ -356,7 +373,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     });
   });
 
-  app.setNotFoundHandler((_request, reply) => sendJson(reply, JSON.stringify({ detail: 'Not Found' }), 404));
+  app.setNotFoundHandler(routeMethods.notFound);
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const status = error.statusCode ?? 500;
@@ -376,6 +393,9 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
   // The events plugin may serve its seeded history shifted to end today; the `events` filter of business
   // fetch must see the same times as the events endpoints.
   let eventsService: EventsService | null = null;
+  // The generated world's as-of day is served as today, unless the events plugin is told not to move it.
+  const historyEndsToday = options.events === false || options.events?.historyEndsToday !== false;
+  const asOfShift = () => (historyEndsToday ? asOfShiftMs(clock()) : 0);
   const services: SandboxServices = {
     store,
     records,
@@ -386,6 +406,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     recentProspects: new RecentRecords(options.prospectCacheBytes ?? 8 * 1024 * 1024),
     prospectTotals: new SearchTotals(),
     clock,
+    asOfShiftMs: asOfShift,
     eventsCondition: async () => {
       if (hasEventsTable !== true) {
         const rows = await store.query(
@@ -394,7 +415,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
         hasEventsTable = Number(rows[0]?.n ?? 0) > 0;
       }
       if (!hasEventsTable) return undefined;
-      const shiftMs = eventsService?.generatedShiftMs() ?? 0;
+      const shiftMs = eventsService?.generatedShiftMs() ?? asOfShift();
       return (types: readonly string[], sinceIso: string, params: SqlParams) => {
         const since = params.bind(sinceIso.replace('Z', ''));
         const shift = params.bind(Math.round(shiftMs / 1000));

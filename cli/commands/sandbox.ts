@@ -71,6 +71,12 @@ function count(flag: string, value: string, minimum: number): number {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** A clock reading `start` now and running at the pace of the real one. */
+function runningFrom(start: number): () => number {
+  const offset = start - Date.now();
+  return () => Date.now() + offset;
+}
+
 export function registerSandboxCommand(program: Command): void {
   const sandbox = program.command('sandbox').description('The local Data Service sandbox');
   sandbox
@@ -105,7 +111,10 @@ export function registerSandboxCommand(program: Command): void {
     )
     .option('--faults <file>', 'JSON or YAML file of faults active from the start ({ rules: [...], seed })')
     .option('--strict', "accept the spec's names only: no provider aliases, no unknown keys in match items")
-    .option('--now <date-time>', 'fix the clock (ISO 8601) that served dates are relative to (default: now)')
+    .option(
+      '--now <date-time>',
+      'start the clock that served dates are relative to at this ISO 8601 time (default: the current time)',
+    )
     .action(async (flags: ServeFlags) => {
       const logger = createLogger({ name: 'sandbox' });
       let apiKeys: ApiKey[];
@@ -139,7 +148,8 @@ export function registerSandboxCommand(program: Command): void {
         preloadDatasets: parseDatasets(flags.preload),
         ...(flags.faults ? { faults: readFaults(flags.faults) } : {}),
         ...(flags.strict ? { strict: true } : {}),
-        ...(fixedNow !== undefined ? { clock: () => fixedNow } : {}),
+        // The clock starts at --now and runs, so the rate limit window and live events still move.
+        ...(fixedNow !== undefined ? { clock: runningFrom(fixedNow) } : {}),
         logger,
       });
       logger.info(

@@ -34,6 +34,7 @@ import {
   StrictObject,
   Timestamp,
 } from './common.js';
+import { FilterTypeField } from './filter-types.js';
 
 // ---- match ----------------------------------------------------------------------------------------
 
@@ -85,7 +86,10 @@ export const MatchBusinessesResponseSchema = StrictObject(
 
 /** `values` matches when any entry matches; `negate` inverts the filter. */
 function Includes<T extends TSchema>(item: T, title: string) {
-  return StrictObject({ values: Type.Array(item), negate: Type.Optional(Type.Boolean()) }, { title });
+  return StrictObject(
+    { type: FilterTypeField('values'), values: Type.Array(item), negate: Type.Optional(Type.Boolean()) },
+    { title },
+  );
 }
 
 /** Alpha-2 country code, either case. */
@@ -100,7 +104,7 @@ export const NaicsCodeSchema = Type.String({ pattern: '^\\d{2,6}$', title: 'Naic
 
 export const TextIncludesFilterSchema = Includes(Type.String(), 'TextIncludesFilter');
 export const ExistsFilterSchema = StrictObject(
-  { value: Type.Boolean(), negate: Type.Optional(Type.Boolean()) },
+  { type: FilterTypeField('exists'), value: Type.Boolean(), negate: Type.Optional(Type.Boolean()) },
   { title: 'ExistsFilter' },
 );
 
@@ -124,6 +128,7 @@ export const BusinessFetchFiltersSchema = StrictObject(
     business_intent_topics: Maybe(
       StrictObject(
         {
+          type: FilterTypeField('business_intent_topics'),
           topics: Type.Array(Type.String(), { minItems: 1 }),
           topic_intent_level: Maybe(IntentLevelSchema),
           negate: Type.Optional(Type.Boolean()),
@@ -134,6 +139,7 @@ export const BusinessFetchFiltersSchema = StrictObject(
     events: Maybe(
       StrictObject(
         {
+          type: FilterTypeField('events'),
           values: Type.Array(BusinessEventTypeSchema),
           last_occurrence: Type.Integer({ description: 'Only events of the last N days.' }),
           negate: Type.Optional(Type.Boolean()),

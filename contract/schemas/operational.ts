@@ -4,8 +4,11 @@ import { MAX_RESPONSE_BYTES } from '../limits.js';
 
 export const HealthcheckResponseSchema = Type.String({ title: 'HealthcheckResponse' });
 
+/** A JSON string is at least its two quotes, so fewer than 2 bytes cannot be answered. */
+export const MIN_RESPONSE_BYTES = 2;
+
 export const HealthcheckPayloadParamsSchema = Type.Object(
-  { response_bytes: Type.Integer({ minimum: 0, maximum: MAX_RESPONSE_BYTES }) },
+  { response_bytes: Type.Integer({ minimum: MIN_RESPONSE_BYTES, maximum: MAX_RESPONSE_BYTES }) },
   { title: 'HealthcheckPayloadParams' },
 );
 /** A JSON string whose encoded body is `response_bytes` bytes long. */

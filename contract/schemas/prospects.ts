@@ -29,57 +29,59 @@ import {
   ResponseContextSchema,
   StrictObject,
 } from './common.js';
+import { FilterTypeField } from './filter-types.js';
 
 // ---- filters (spec 2.7) ---------------------------------------------------------------------------
 
 /** `values`: matches when any entry matches. */
 function Values<T extends TSchema>(item: T, title: string, options: { maxItems?: number } = {}) {
-  return StrictObject({ values: Type.Array(item, options) }, { title });
+  return StrictObject({ type: FilterTypeField('values'), values: Type.Array(item, options) }, { title });
 }
 
 /** `gte` and/or `lte`, integers; at least one, and `gte` ≤ `lte` (see rules). */
 export const IntegerRangeFilterSchema = StrictObject(
-  { gte: Type.Optional(Type.Integer()), lte: Type.Optional(Type.Integer()) },
+  { type: FilterTypeField('range'), gte: Type.Optional(Type.Integer()), lte: Type.Optional(Type.Integer()) },
   { title: 'IntegerRangeFilter' },
 );
 /** `value`: whether the field is populated. */
 export const BooleanValueFilterSchema = StrictObject(
-  { value: Type.Boolean() },
+  { type: FilterTypeField('exists'), value: Type.Boolean() },
   { title: 'BooleanValueFilter' },
 );
 const TextValues = Values(Type.String(), 'TextValuesFilter');
 
 export const ProspectFiltersSchema = StrictObject(
   {
-    has_email: Type.Optional(BooleanValueFilterSchema),
-    has_phone_number: Type.Optional(BooleanValueFilterSchema),
-    job_title: Type.Optional(
+    has_email: Maybe(BooleanValueFilterSchema),
+    has_phone_number: Maybe(BooleanValueFilterSchema),
+    /** Whether the employer has a website (provider document; the spec does not list it). */
+    has_website: Maybe(BooleanValueFilterSchema),
+    job_title: Maybe(
       StrictObject(
         {
+          type: FilterTypeField('job_title'),
           values: Type.Array(Type.String(), { maxItems: MAX_JOB_TITLE_VALUES }),
-          include_related_job_titles: Type.Optional(Type.Boolean({ default: false })),
+          include_related_job_titles: Maybe(Type.Boolean({ default: false })),
         },
         { title: 'JobTitleFilter' },
       ),
     ),
-    job_level: Type.Optional(Values(JobLevelSchema, 'JobLevelFilter')),
-    job_department: Type.Optional(Values(JobDepartmentFilterValueSchema, 'JobDepartmentFilter')),
-    business_id: Type.Optional(Values(BusinessIdSchema, 'BusinessIdFilter')),
-    country_code: Type.Optional(Values(CountryCodeSchema, 'CountryCodeValuesFilter')),
-    region_country_code: Type.Optional(Values(RegionCodeSchema, 'RegionCodeValuesFilter')),
-    city_region_country: Type.Optional(TextValues),
-    company_size: Type.Optional(Values(CompanySizeSchema, 'CompanySizeValuesFilter')),
-    company_revenue: Type.Optional(Values(RevenueRangeSchema, 'CompanyRevenueValuesFilter')),
-    listing_category: Type.Optional(TextValues),
-    naics_category: Type.Optional(Values(NaicsCodeSchema, 'NaicsCategoryValuesFilter')),
-    network_category: Type.Optional(TextValues),
-    company_country_code: Type.Optional(Values(CountryCodeSchema, 'CountryCodeValuesFilter')),
-    company_region_country_code: Type.Optional(Values(RegionCodeSchema, 'RegionCodeValuesFilter')),
-    total_experience_months: Type.Optional(IntegerRangeFilterSchema),
-    current_role_months: Type.Optional(IntegerRangeFilterSchema),
-    company_name: Type.Optional(
-      Values(Type.String({ maxLength: MAX_NAME_LENGTH }), 'CompanyNameValuesFilter'),
-    ),
+    job_level: Maybe(Values(JobLevelSchema, 'JobLevelFilter')),
+    job_department: Maybe(Values(JobDepartmentFilterValueSchema, 'JobDepartmentFilter')),
+    business_id: Maybe(Values(BusinessIdSchema, 'BusinessIdFilter')),
+    country_code: Maybe(Values(CountryCodeSchema, 'CountryCodeValuesFilter')),
+    region_country_code: Maybe(Values(RegionCodeSchema, 'RegionCodeValuesFilter')),
+    city_region_country: Maybe(TextValues),
+    company_size: Maybe(Values(CompanySizeSchema, 'CompanySizeValuesFilter')),
+    company_revenue: Maybe(Values(RevenueRangeSchema, 'CompanyRevenueValuesFilter')),
+    listing_category: Maybe(TextValues),
+    naics_category: Maybe(Values(NaicsCodeSchema, 'NaicsCategoryValuesFilter')),
+    network_category: Maybe(TextValues),
+    company_country_code: Maybe(Values(CountryCodeSchema, 'CountryCodeValuesFilter')),
+    company_region_country_code: Maybe(Values(RegionCodeSchema, 'RegionCodeValuesFilter')),
+    total_experience_months: Maybe(IntegerRangeFilterSchema),
+    current_role_months: Maybe(IntegerRangeFilterSchema),
+    company_name: Maybe(Values(Type.String({ maxLength: MAX_NAME_LENGTH }), 'CompanyNameValuesFilter')),
   },
   { title: 'ProspectFilters' },
 );

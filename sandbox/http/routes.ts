@@ -3,7 +3,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BULK_ENRICH_ROUTES,
-  MAX_RESPONSE_BYTES,
   ROUTES,
   SERVICE_VERSION,
   buildOpenApiDocument,
@@ -33,6 +32,7 @@ import {
 import type { EventsCondition } from '../query/filters.js';
 import { matchBusinesses, matchProspects } from '../query/match.js';
 import { InvalidCursorError, type PagingRequest } from '../query/paging.js';
+import { shiftPostDates } from './clock.js';
 import { responseContext, sendJson, sendValidationError } from './context.js';
 
 export interface SandboxServices {
@@ -48,6 +48,8 @@ export interface SandboxServices {
   /** Totals of recent prospect searches, so later pages of a query skip the count. */
   prospectTotals: SearchTotals;
   clock: () => number;
+  /** Milliseconds the generated data's dates move when served (see `asOfShiftMs`). */
+  asOfShiftMs: () => number;
   /** Condition on the events table for the business `events` filter, once that table exists. */
   eventsCondition: () => Promise<EventsCondition | undefined>;
 }
@@ -138,10 +140,12 @@ async function bulkEnrich(
       : null;
   const parts: Buffer[] = [];
   let count = 0;
+  const shiftMs = dataset === 'network_posts' ? services.asOfShiftMs() : 0;
   wanted.forEach((w, i) => {
     let record = found[i];
     if (!record) return;
     if (keywords) record = keepKeywords(record, keywords);
+    if (shiftMs !== 0) record = Buffer.from(shiftPostDates(record.toString('utf8'), shiftMs));
     parts.push(Buffer.from(`${count === 0 ? '' : ','}{"business_id":"${w.id}","data":`), record, CLOSE_ROW);
     count += 1;
   });
@@ -166,19 +170,9 @@ export function registerSandboxRoutes(
   serve(app, ROUTES.healthcheck, async (_request, reply) => sendJson(reply, JSON.stringify('OK')));
 
   serve(app, ROUTES.healthcheckPayload, async (request, reply) => {
+    // The contract bounds the size (2 to 1,000,000), so the route's check has refused any other.
     const { response_bytes: bytes } = request.checked?.params as { response_bytes: number };
-    if (bytes < 2) {
-      // A JSON string is at least its two quotes.
-      return sendValidationError(reply, [
-        {
-          loc: ['path', 'response_bytes'],
-          msg: 'ensure this value is greater than or equal to 2',
-          type: 'value_error.number.not_ge',
-          ctx: { limit_value: 2 },
-        },
-      ]);
-    }
-    return sendJson(reply, `"${'x'.repeat(Math.min(bytes, MAX_RESPONSE_BYTES) - 2)}"`);
+    return sendJson(reply, `"${'x'.repeat(bytes - 2)}"`);
   });
 
   serve(app, ROUTES.version, async (_request, reply) => sendJson(reply, JSON.stringify(SERVICE_VERSION)));
@@ -283,7 +277,7 @@ export function registerSandboxRoutes(
     const rows = await store.query('SELECT json FROM prospect_posts WHERE prospect_id = $id', {
       id: prospectId,
     });
-    const json = rows[0] ? String(rows[0].json) : null;
+    const json = rows[0] ? shiftPostDates(String(rows[0].json), services.asOfShiftMs()) : null;
     const context = JSON.stringify(responseContext(request, json ? 'success' : 'miss'));
     return sendJson(
       reply,

@@ -1,4 +1,4 @@
-// The employer attributes that prospect filters read (industry, region, city, size, revenue), held in
+// The employer attributes that prospect filters read (industry, region, city, size, revenue, website), held in
 // typed arrays by business row index, so that the employer part of a prospect fetch is a loop over the
 // businesses instead of a query. Categories, NAICS codes and locations are resolved through the
 // generator's catalogues, whose positions the businesses table stores.
@@ -27,6 +27,7 @@ export class BusinessIndex {
     private readonly city: Uint8Array,
     private readonly sizeRank: Uint8Array,
     private readonly revenueRank: Uint8Array,
+    private readonly hasWebsite: Uint8Array,
   ) {}
 
   static async load(store: SandboxStore): Promise<BusinessIndex> {
@@ -37,15 +38,16 @@ export class BusinessIndex {
       city: new Uint8Array(size),
       sizeRank: new Uint8Array(size),
       revenueRank: new Uint8Array(size),
+      hasWebsite: new Uint8Array(size),
     };
     await store.withConnection(async (connection) => {
       const result = await connection.stream(
-        'SELECT bix, industry_id, region_id, city_id, size_rank, revenue_rank FROM businesses',
+        'SELECT bix, industry_id, region_id, city_id, size_rank, revenue_rank, has_website FROM businesses',
       );
       for (;;) {
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
-        const [bix, industry, region, city, sizeRank, revenueRank] = [0, 1, 2, 3, 4, 5].map((c) =>
+        const [bix, industry, region, city, sizeRank, revenueRank, website] = [0, 1, 2, 3, 4, 5, 6].map((c) =>
           chunk.getColumnVector(c),
         );
         for (let i = 0; i < chunk.rowCount; i += 1) {
@@ -55,6 +57,7 @@ export class BusinessIndex {
           columns.city[row] = city?.getItem(i) as number;
           columns.sizeRank[row] = sizeRank?.getItem(i) as number;
           columns.revenueRank[row] = revenueRank?.getItem(i) as number;
+          columns.hasWebsite[row] = website?.getItem(i) === true ? 1 : 0;
         }
       }
     });
@@ -65,12 +68,13 @@ export class BusinessIndex {
       columns.city,
       columns.sizeRank,
       columns.revenueRank,
+      columns.hasWebsite,
     );
   }
 
   /**
    * Employers allowed by the prospect filters about the company (region, city, size, revenue,
-   * categories, NAICS); null when none of them is given. `company_name` is not handled here, nor
+   * categories, NAICS, website); null when none of them is given. `company_name` is not handled here, nor
    * `company_country_code` (the prospect index has bitmaps by employer country).
    */
   employerMask(filters: ProspectFilters): Uint8Array | null {
@@ -119,13 +123,16 @@ export class BusinessIndex {
     const revenueMask = revenues
       ? maskOf(REVENUE_RANGES, (range) => revenues.has(range.toLowerCase()))
       : null;
+    // has_website {value: false} asks for employers without one.
+    const website = filters.has_website ? (filters.has_website.value ? 1 : 0) : null;
 
     if (
       industries === null &&
       regions === null &&
       places === null &&
       sizeMask === null &&
-      revenueMask === null
+      revenueMask === null &&
+      website === null
     )
       return null;
     const allowedIndustries = industries as Uint8Array | null;
@@ -139,6 +146,7 @@ export class BusinessIndex {
       if (allowedPlaces !== null && !allowedPlaces.has(region * 256 + (this.city[b] as number))) continue;
       if (sizeMask !== null && sizeMask[this.sizeRank[b] as number] === 0) continue;
       if (revenueMask !== null && revenueMask[this.revenueRank[b] as number] === 0) continue;
+      if (website !== null && this.hasWebsite[b] !== website) continue;
       mask[b] = 1;
     }
     return mask;

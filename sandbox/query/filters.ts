@@ -132,7 +132,7 @@ export function relatedTitleFamilies(values: readonly string[]): string[] {
 }
 
 function rangeOf(
-  range: { gte?: number | undefined; lte?: number | undefined } | undefined,
+  range: { gte?: number | undefined; lte?: number | undefined } | null | undefined,
 ): [number, number] {
   return [range?.gte ?? -Infinity, range?.lte ?? Infinity];
 }

@@ -107,6 +107,8 @@ describe('enrichflow sandbox serve', () => {
       '--api-key',
       '--rate-limit',
       '--admin-key',
+      '--strict',
+      '--now',
     ]) {
       expect(help).toContain(flag);
     }
