@@ -1,9 +1,11 @@
 # enrichflow's image: the CLI, worker, sandbox and webhook receiver in one, run as the unprivileged
 # `node` user. Stage 1 installs everything and compiles TypeScript; stage 2 keeps only the compiled
-# code and production dependencies (DuckDB and Temporal ship native binaries for linux/glibc).
+# code and production dependencies (DuckDB and Temporal ship native binaries for linux/glibc). The base
+# is the newest Node LTS line the whole suite passes on in CI (.ci/run: 24 and 26), at the version the
+# tools installer pins for that line (scripts/node-lines.sh).
 # Build: docker build -t enrichflow:0.1.0 .     Run: docker run --rm enrichflow:0.1.0 --help
 
-FROM node:22.18.0-bookworm-slim AS build
+FROM node:26.10.0-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -25,7 +27,7 @@ COPY workflows ./workflows
 COPY scripts/bundle-workflows.js ./scripts/bundle-workflows.js
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:22.18.0-bookworm-slim AS runtime
+FROM node:26.10.0-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json ./package.json

@@ -1,21 +1,25 @@
-# The README's commands. Each target first does whatever set-up a fresh machine still lacks.
+# The README's commands. Each target first does whatever set-up a fresh machine still lacks, and runs
+# on a supported Node.js (22, 24 or 26): the machine's own, or else a pinned build from the tools cache
+# (scripts/with-node.sh fetches it once from the npm registry).
 .PHONY: setup demo test check dev
 
+NODE := bash scripts/with-node.sh
+
 setup:
-	@bash scripts/setup.sh
+	@$(NODE) bash scripts/setup.sh
 
 ## Run the main job on the embedded default (local Temporal dev server, sandbox, local output).
 demo: setup
-	@node bin/enrichflow.js demo
+	@$(NODE) node bin/enrichflow.js demo
 
 ## Types, lint and format, then the whole test suite against real servers.
 test: setup
-	@npm run --silent check
-	@npm test
+	@$(NODE) npm run --silent check
+	@$(NODE) npm test
 
 check: setup
-	@npm run --silent check
+	@$(NODE) npm run --silent check
 
 ## The local stack in the foreground (Temporal + UI, S3, sandbox, worker) until Ctrl-C.
 dev: setup
-	@node bin/enrichflow.js dev
+	@$(NODE) node bin/enrichflow.js dev

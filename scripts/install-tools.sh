@@ -1,18 +1,50 @@
 #!/usr/bin/env bash
-# Installs the two Go-built servers the local stack needs (Temporal CLI, versitygw) into a
-# versioned cache outside the repository, so later runs and later clones reuse them.
-# Idempotent: when the binaries are already cached (or given by env/PATH) it does nothing.
+# Installs the tools enrichflow runs with into a versioned cache outside the repository, so later runs
+# and later clones reuse them. Idempotent: what is already cached (or given by env/PATH) is skipped.
+#
+#   install-tools.sh                  the local stack's two Go-built servers (Temporal CLI, versitygw),
+#                                     and a supported Node.js when the machine's is not one
+#   install-tools.sh --cluster        also the Temporal server and its SQL schema tool (test:cluster)
+#   install-tools.sh --node "22 24"   also the pinned Node.js builds of these lines (CI)
+#   install-tools.sh --no-base ...    skip the local stack's two servers
 set -euo pipefail
+# shellcheck source=scripts/node-lines.sh
+source "$(dirname "$0")/node-lines.sh"
 
 TEMPORAL_VERSION="${ENRICHFLOW_TEMPORAL_VERSION:-v1.5.1}"
 VERSITYGW_VERSION="${ENRICHFLOW_VERSITYGW_VERSION:-v1.7.0}"
+# The newest Temporal server release whose module builds with Go 1.26.8 (later ones need 1.26.10).
+# docker-compose.yml and docs/deployment.md name the same version (test/deploy checks it).
+TEMPORAL_SERVER_VERSION="${ENRICHFLOW_TEMPORAL_SERVER_VERSION:-v1.30.6}"
 CACHE_ROOT="${ENRICHFLOW_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/enrichflow/tools}"
+
+base=1
+cluster=0
+node_lines=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --cluster) cluster=1 ;;
+    --no-base) base=0 ;;
+    --node)
+      node_lines="$2"
+      shift
+      ;;
+    *)
+      echo "usage: install-tools.sh [--cluster] [--no-base] [--node \"22 24 26\"]" >&2
+      exit 2
+      ;;
+  esac
+  shift
+done
 
 log() { printf '[install-tools] %s\n' "$*" >&2; }
 
-# install_one NAME MODULE VERSION ENV_VAR
+# install_one NAME MODULE VERSION ENV_VAR [PACKAGE...]
+# Builds MODULE's PACKAGEs (default: MODULE itself) at VERSION; the first one's binary becomes NAME,
+# the others keep the names given as PACKAGE=NAME.
 install_one() {
   local name="$1" module="$2" version="$3" env_var="$4"
+  shift 4
   local given="${!env_var:-}"
   if [[ -n "$given" ]]; then
     if [[ -x "$given" ]]; then log "$name: using $env_var=$given"; return 0; fi
@@ -33,21 +65,52 @@ install_one() {
 MSG
     return 1
   fi
-  log "$name $version: building with 'go install $module@$version' (first run only)"
+  local packages=("$@")
+  [[ ${#packages[@]} -gt 0 ]] || packages=("$module=$name")
+  local targets=() spec
+  for spec in "${packages[@]}"; do targets+=("${spec%%=*}@$version"); done
+  log "$name $version: building with 'go install ${targets[*]}' (first run only)"
   mkdir -p "$dir"
   local started=$SECONDS
-  GOBIN="$dir" GOFLAGS="${GOFLAGS:--buildvcs=false}" go install "$module@$version"
+  # Built into a scratch folder and moved into place, so an interrupted build is never taken as cached.
+  local scratch="$dir.build"
+  rm -rf "$scratch"
+  mkdir -p "$scratch"
+  GOBIN="$scratch" GOFLAGS="${GOFLAGS:--buildvcs=false}" go install "${targets[@]}"
+  local first=1 built
+  for spec in "${packages[@]}"; do
+    built="$scratch/$(basename "${spec%%=*}")"
+    if [[ $first -eq 1 ]]; then
+      mv "$built" "$bin"
+      first=0
+    else
+      mv "$built" "$dir/${spec#*=}"
+    fi
+  done
+  rm -rf "$scratch"
   log "$name $version: built in $((SECONDS - started)) s -> $bin"
 }
 
 mkdir -p "$CACHE_ROOT"
 started=$SECONDS
-install_one temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION" ENRICHFLOW_TEMPORAL_BIN &
-p1=$!
-install_one versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION" ENRICHFLOW_VERSITYGW_BIN &
-p2=$!
 rc=0
-wait $p1 || rc=1
-wait $p2 || rc=1
+# Node first: quick to fetch, and `npm install` should already run on it.
+if [[ -z "$node_lines" && -z "$(node_supported_line)" ]]; then node_lines="$NODE_DEFAULT_LINE"; fi
+for line in $node_lines; do node_install "$line" || rc=1; done
+pids=()
+if [[ $base -eq 1 ]]; then
+  install_one temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION" ENRICHFLOW_TEMPORAL_BIN &
+  pids+=($!)
+  install_one versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION" ENRICHFLOW_VERSITYGW_BIN &
+  pids+=($!)
+fi
+if [[ $cluster -eq 1 ]]; then
+  # One build for both binaries of the server module: they share almost every package.
+  install_one temporal-server go.temporal.io/server "$TEMPORAL_SERVER_VERSION" ENRICHFLOW_TEMPORAL_SERVER_BIN \
+    go.temporal.io/server/cmd/server=temporal-server \
+    go.temporal.io/server/cmd/tools/sql=temporal-sql-tool &
+  pids+=($!)
+fi
+for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
 log "done in $((SECONDS - started)) s (cache: $CACHE_ROOT)"
 exit $rc

@@ -4,11 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v node >/dev/null 2>&1; then
-  echo "[setup] Node.js >= 20.19 is required (https://nodejs.org/)" >&2
+# shellcheck source=scripts/node-lines.sh
+source scripts/node-lines.sh
+if ! command -v npm >/dev/null 2>&1; then
+  echo "[setup] Node.js with npm is required (https://nodejs.org/); enrichflow supports the lines $NODE_SUPPORTED_LINES" >&2
   exit 1
 fi
-node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error(`[setup] Node.js >= 20.19 is required; this is ${process.version}`); process.exit(1) }'
+# Everything below runs on a supported Node: the machine's when it is one, else the cached pinned build.
+if [[ -z "$(node_supported_line)" ]]; then
+  echo "[setup] Node.js $(node --version) is not a supported line ($NODE_SUPPORTED_LINES); using Node $(node_pin "$NODE_DEFAULT_LINE") from the tools cache" >&2
+  exec bash scripts/with-node.sh bash scripts/setup.sh
+fi
 
 # Install only when node_modules is missing or older than the lock file. `npm install` rather than
 # `npm ci`: npm 11 writes lock files without entries for other platforms' optional binaries (DuckDB,
