@@ -326,7 +326,7 @@ export function generateBusiness(
             ? r.int(3, 60)
             : r.int(20, 1500);
     isPublic = r.chance(Math.min(0.95, (PUBLIC_CHANCE[sizeRank] ?? 0) * industry.publicBias));
-    ticker = isPublic ? tickerOf(r, stem) : null;
+    ticker = isPublic ? tickerOf(r, stem, country.code) : null;
     tech = hasWebsite ? techStack(r, industry) : new Map<TechCategory, string[]>();
     keywords = hasWebsite ? r.sample(industry.keywords, r.int(3, 6)) : [];
     intentTopics = r.chance(0.3)
@@ -382,12 +382,34 @@ export function generateBusiness(
   };
 }
 
-function tickerOf(r: SeededRandom, stem: string): string {
+/** The main stock exchange (ISO 10383 MIC) of each generated country, all among the provider's MICs. */
+const EXCHANGES: Readonly<Record<string, string>> = {
+  GB: 'XLON',
+  CA: 'XTSE',
+  DE: 'XETR',
+  FR: 'XPAR',
+  IN: 'XNSE',
+  AU: 'XASX',
+  NL: 'XAMS',
+  IL: 'XTAE',
+  ES: 'XMAD',
+  SE: 'XSTO',
+  SG: 'XSES',
+  BR: 'BVMF',
+  JP: 'XTKS',
+  IE: 'XDUB',
+  CH: 'XSWX',
+  MX: 'XMEX',
+};
+
+/** `MIC:SYMBOL`, the provider's ticker form; US four-letter symbols on Nasdaq, shorter ones on NYSE. */
+function tickerOf(r: SeededRandom, stem: string, countryCode: string): string {
   const letters = stem.toUpperCase().replace(/[^A-Z]/g, '');
   const length = r.int(3, 4);
-  let ticker = letters.slice(0, length);
-  while (ticker.length < length) ticker += String.fromCharCode(65 + r.int(0, 25));
-  return ticker;
+  let symbol = letters.slice(0, length);
+  while (symbol.length < length) symbol += String.fromCharCode(65 + r.int(0, 25));
+  const exchange = EXCHANGES[countryCode] ?? (symbol.length === 4 ? 'XNAS' : 'XNYS');
+  return `${exchange}:${symbol}`;
 }
 
 const techListCache = new WeakMap<BusinessRow, { technologies: string[]; categories: string[] }>();

@@ -26,7 +26,7 @@ import {
 } from './prospect-batches.js';
 
 /** Bumped whenever generated content changes, so files made by an older generator are rebuilt. */
-export const GENERATOR_VERSION = '5';
+export const GENERATOR_VERSION = '6';
 
 export interface GenerationOptions {
   seed: string | number;

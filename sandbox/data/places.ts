@@ -1,6 +1,7 @@
 // Where generated businesses and prospects are: countries (ISO 3166-1 alpha-2), their regions
 // (ISO 3166-2 subdivision codes) and cities, with the naming conventions of the provider's records
-// (lower-case country and region names, "City, REGION, CC" location texts).
+// (lower-case country and region names, "City, REGION, CC" location texts). Country and region names
+// are the provider document's vocabulary, the patterns of its `country_name` and `region_name`.
 
 export interface City {
   readonly name: string;
@@ -122,7 +123,7 @@ export const COUNTRIES: readonly Country[] = [
         cities: cities(['London', 'EC1'], ['Manchester', 'M1 '], ['Bristol', 'BS1'], ['Leeds', 'LS1']),
       },
       { code: 'SCT', name: 'scotland', cities: cities(['Edinburgh', 'EH1'], ['Glasgow', 'G1 ']) },
-      { code: 'WLS', name: 'wales', cities: cities(['Cardiff', 'CF1']) },
+      { code: 'WLS', name: 'wales; cymru', cities: cities(['Cardiff', 'CF1']) },
     ],
   },
   {
@@ -166,7 +167,7 @@ export const COUNTRIES: readonly Country[] = [
       { code: 'ARA', name: 'auvergne-rhône-alpes', cities: cities(['Lyon', '69']) },
       {
         code: 'PAC',
-        name: "provence-alpes-côte-d'azur",
+        name: 'provence-alpes-côte-d’azur',
         cities: cities(['Marseille', '13'], ['Nice', '06']),
       },
       { code: 'OCC', name: 'occitanie', cities: cities(['Toulouse', '31']) },
@@ -220,9 +221,9 @@ export const COUNTRIES: readonly Country[] = [
     phonePrefix: '+972',
     zipDigits: 5,
     regions: [
-      { code: 'TA', name: 'tel aviv', cities: cities(['Tel Aviv', '61']) },
+      { code: 'TA', name: 'tel-aviv', cities: cities(['Tel Aviv', '61']) },
       { code: 'JM', name: 'jerusalem', cities: cities(['Jerusalem', '91']) },
-      { code: 'HA', name: 'haifa', cities: cities(['Haifa', '31']) },
+      { code: 'HA', name: 'hefa', cities: cities(['Haifa', '31']) },
     ],
   },
   {
@@ -235,7 +236,11 @@ export const COUNTRIES: readonly Country[] = [
     regions: [
       { code: 'MD', name: 'madrid, comunidad de', cities: cities(['Madrid', '28']) },
       { code: 'CT', name: 'catalunya', cities: cities(['Barcelona', '08']) },
-      { code: 'VC', name: 'valenciana, comunidad', cities: cities(['Valencia', '46']) },
+      {
+        code: 'VC',
+        name: 'valenciana, comunidad / valenciana, comunitat',
+        cities: cities(['Valencia', '46']),
+      },
     ],
   },
   {
@@ -279,8 +284,8 @@ export const COUNTRIES: readonly Country[] = [
     phonePrefix: '+81',
     zipDigits: 4,
     regions: [
-      { code: '13', name: 'tôkyô', cities: cities(['Tokyo', '100']) },
-      { code: '27', name: 'ôsaka', cities: cities(['Osaka', '530']) },
+      { code: '13', name: 'tokyo', cities: cities(['Tokyo', '100']) },
+      { code: '27', name: 'osaka', cities: cities(['Osaka', '530']) },
     ],
   },
   {

@@ -99,7 +99,8 @@ const firmographics: Builder = (row, r) => {
     number_of_employees_range: row.sizeRange,
     yearly_revenue_range: row.revenueRange,
     network_industry_category: row.industry.networkCategory,
-    network_profile: row.networkUrl,
+    // A URI with its scheme here (provider document: format uri), where prospects' addresses have none.
+    network_profile: `https://${row.networkUrl}`,
     business_logo: row.logo,
     locations_distribution: distribution,
   };
@@ -202,7 +203,7 @@ const companyRatings: Builder = (row, r) => {
   return {
     company_name: row.name,
     company_city: row.city.name,
-    company_country_code: row.country.code,
+    company_country_code: row.country.code.toLowerCase(),
     company_region: row.region.name,
     company_street: row.street,
     company_url: row.website,
