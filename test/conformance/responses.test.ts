@@ -1,0 +1,100 @@
+// Every response of the sandbox, on each operation's success and error paths, against the response
+// schemas of the provider's published document (names mapped). Statuses the document does not declare
+// (401, 404) are checked against the project's contract instead; so is the events fetch, whose 200
+// schema the document leaves empty.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ALL_ROUTES,
+  ERROR_RESPONSE_SCHEMAS,
+  checkResponse,
+  openApiPath,
+  type ErrorStatus,
+} from '../../contract/index.js';
+import { startTestSandbox, type TestSandbox } from '../sandbox/support.js';
+import {
+  enrollmentRequests,
+  errorRequests,
+  send,
+  successRequests,
+  worldIds,
+  type OperationRequest,
+} from './operations.js';
+import { declaresOperation, declaresResponse, responseValidator, violations } from './provider-document.js';
+
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ events: {}, clock: () => Date.parse('2026-01-01T12:00:00Z') });
+});
+afterAll(() => sandbox.close());
+
+interface Checked {
+  operation: string;
+  status: number;
+  /** The provider document declares this status of the operation. */
+  declared: boolean;
+  /** Problems found by the provider's schema (when it has one) and by the contract's (otherwise). */
+  problems: string[];
+  body: unknown;
+}
+
+async function check(request: OperationRequest): Promise<Checked> {
+  const response = await send(sandbox.app, request);
+  const operation = `${request.route.operationId} (${request.name})`;
+  expect(response.statusCode, `${operation}: ${response.body.slice(0, 300)}`).toBe(request.status);
+  const body: unknown = response.json();
+  const status = response.statusCode;
+  const path = openApiPath(request.route.path);
+  const declared = declaresResponse(path, request.method, status);
+  const validator = responseValidator(path, request.method, status);
+  if (validator)
+    return { operation, status, declared, problems: validator(body) ? [] : violations(validator), body };
+  const schema = status === 200 ? request.route.response : ERROR_RESPONSE_SCHEMAS[status as ErrorStatus];
+  const result = checkResponse(schema, body);
+  return { operation, status, declared, problems: result.ok ? [] : result.errors, body };
+}
+
+describe('responses against the provider document', () => {
+  it('every operation, success and error paths, without a schema violation', async () => {
+    const ids = await worldIds(sandbox.app);
+    const results: Checked[] = [];
+    for (const request of successRequests(ids)) {
+      const result = await check(request);
+      results.push(result);
+      if (request.name === 'create enrollment') {
+        const { enrollment_id: id } = result.body as { enrollment_id: string };
+        for (const follow of enrollmentRequests(id, ids)) results.push(await check(follow));
+      }
+    }
+    for (const request of errorRequests()) results.push(await check(request));
+
+    const failing = results
+      .filter((r) => r.problems.length > 0)
+      .map((r) => ({
+        operation: r.operation,
+        status: r.status,
+        problems: [...new Set(r.problems)].slice(0, 6),
+      }));
+    expect(failing).toEqual([]);
+
+    // Every operation of the sandbox answered at least once on each path.
+    const operationOf = (r: Checked) => r.operation.split(' ')[0];
+    const operations = new Set(ALL_ROUTES.map((route) => route.operationId));
+    const succeeded = new Set(results.filter((r) => r.status === 200).map(operationOf));
+    const failed = new Set(results.filter((r) => r.status !== 200).map(operationOf));
+    expect([...operations].filter((op) => !succeeded.has(op))).toEqual([]);
+    expect([...operations].filter((op) => !failed.has(op))).toEqual(['healthcheck', 'version']);
+
+    // The provider document declares every success and every 422; it is silent on 401 and 404.
+    const undeclared = new Set(results.filter((r) => !r.declared).map((r) => r.status));
+    expect([...undeclared].sort()).toEqual([401, 404]);
+    const declared = results.filter((r) => r.declared);
+    console.info(
+      `conformance: ${operations.size} operations, ${results.length} responses (${declared.length} under the provider document's schemas), 0 violations`,
+    );
+  });
+
+  it('every sandbox operation is one the provider document declares', () => {
+    const missing = ALL_ROUTES.filter((route) => !declaresOperation(openApiPath(route.path), route.method));
+    expect(missing.map((route) => route.operationId)).toEqual([]);
+  });
+});
