@@ -23,6 +23,14 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
+/** The component a `$ref` schema names. */
+function component(schema: JsonObject): JsonObject | undefined {
+  const ref = schema.$ref;
+  return typeof ref === 'string'
+    ? providerDocument().components.schemas[ref.split('/').pop() ?? '']
+    : undefined;
+}
+
 /** Values for required fields the document gives no example for. */
 function fill(enrollmentId: string): Record<string, Json> {
   return {
@@ -43,7 +51,7 @@ function exampleBody(path: string, method: string, enrollmentId: string): JsonOb
   const schema = requestSchema(path, method);
   if (!schema) return undefined;
   const body = (exampleOf(schema) ?? {}) as JsonObject;
-  const resolved = providerDocument().components.schemas[String(schema.$ref).split('/').pop() as string];
+  const resolved = component(schema);
   const values = fill(enrollmentId);
   for (const name of (resolved?.required ?? []) as string[]) {
     if (body[name] === undefined && values[name] !== undefined) body[name] = values[name];
@@ -91,7 +99,7 @@ function examples(enrollmentId: string): Example[] {
     if (route.operationId === 'autocomplete') {
       const parameter = providerDocument().paths[path]?.get?.parameters?.find((p) => p.name === 'field');
       const fields = propertiesOf({ properties: { field: parameter?.schema ?? {} } }).field;
-      const resolved = providerDocument().components.schemas[String(fields?.$ref).split('/').pop() as string];
+      const resolved = fields ? component(fields) : undefined;
       for (const field of (resolved?.enum ?? []) as string[]) {
         out.push({ route, name: `field ${field}`, url: `${url}?field=${field}&query=a` });
       }
