@@ -1,5 +1,6 @@
 // Cross-field rules JSON Schema cannot express. Pure functions returning FastAPI-style detail items,
 // run after the schemas pass: the sandbox answers 422 with them, the client refuses to send.
+import { MAX_FETCH_SIZE } from './limits.js';
 import { PROSPECT_RANGE_FILTERS } from './schemas/prospects.js';
 import type { ValidationDetailItem } from './schemas/common.js';
 
@@ -23,9 +24,14 @@ function rootError(loc: (string | number)[], msg: string): ValidationDetailItem 
   return { loc: [...loc, ROOT_LOC], msg, type: 'value_error' };
 }
 
-/** A fetch's `size` must be at least its `page_size` (provider documentation). */
-export function checkFetchSize(body: { size: number; page_size: number }): ValidationDetailItem[] {
-  return body.size < body.page_size ? [rootError(['body'], SIZE_BELOW_PAGE_SIZE_MSG)] : [];
+/** A fetch's `size` (default 60,000) must be at least its `page_size` (provider documentation). */
+export function checkFetchSize(body: {
+  size?: number | undefined;
+  page_size: number;
+}): ValidationDetailItem[] {
+  return (body.size ?? MAX_FETCH_SIZE) < body.page_size
+    ? [rootError(['body'], SIZE_BELOW_PAGE_SIZE_MSG)]
+    : [];
 }
 
 /** A `gte`/`lte` filter names at least one bound, and `gte` ≤ `lte`. */
@@ -42,7 +48,7 @@ export function checkRangeFilter(
 }
 
 interface FetchBody {
-  size: number;
+  size?: number;
   page_size: number;
   filters?: Record<string, unknown> | null;
 }

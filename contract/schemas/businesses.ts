@@ -159,11 +159,15 @@ export const FetchBusinessesRequestSchema = StrictObject(
   {
     request_context: RequestContextField,
     mode: FetchModeSchema,
-    size: Type.Integer({
-      minimum: 1,
-      maximum: MAX_FETCH_SIZE,
-      description: 'Maximum records across all pages.',
-    }),
+    // Optional, 60,000 when absent (provider documentation: pagination).
+    size: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_FETCH_SIZE,
+        default: MAX_FETCH_SIZE,
+        description: 'Maximum records across all pages; default 60,000.',
+      }),
+    ),
     page_size: Type.Integer({ minimum: 1, maximum: MAX_BUSINESS_PAGE_SIZE }),
     page: Maybe(Type.Integer({ minimum: 1, default: 1, description: '1-based page number (offset mode).' })),
     exclude: Maybe(Type.Array(BusinessIdSchema, { maxItems: MAX_EXCLUDE_IDS })),

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BULK_ENRICH_ROUTES,
+  MAX_FETCH_SIZE,
   ROUTES,
   SERVICE_VERSION,
   buildOpenApiDocument,
@@ -56,6 +57,14 @@ export interface SandboxServices {
 
 function body<T>(request: FastifyRequest): T {
   return request.checked?.body as T;
+}
+
+/** A fetch body as the contract admits it: `size` may be absent. */
+type FetchBody = Omit<PagingRequest, 'size'> & { size?: number; mode: FetchMode };
+
+/** The fetch with its `size` default (60,000) applied. */
+function withSize<T extends FetchBody>(request: T): T & { size: number } {
+  return { ...request, size: request.size ?? MAX_FETCH_SIZE };
 }
 
 const OPEN = Buffer.from('{"response_context":');
@@ -195,9 +204,9 @@ export function registerSandboxRoutes(
   });
 
   serve(app, ROUTES.fetchBusinesses, async (request, reply) => {
-    const request_ = body<
-      PagingRequest & { mode: FetchMode; filters?: BusinessFetchFilters | null; exclude?: string[] | null }
-    >(request);
+    const request_ = withSize(
+      body<FetchBody & { filters?: BusinessFetchFilters | null; exclude?: string[] | null }>(request),
+    );
     const context = await businessContext(request_.filters);
     return runFetch(reply, request, () => fetchBusinesses(store, request_, context));
   });
@@ -256,9 +265,9 @@ export function registerSandboxRoutes(
   });
 
   serve(app, ROUTES.fetchProspects, async (request, reply) => {
-    const request_ = body<
-      PagingRequest & { mode: FetchMode; filters?: ProspectFilters | null; exclude?: string[] | null }
-    >(request);
+    const request_ = withSize(
+      body<FetchBody & { filters?: ProspectFilters | null; exclude?: string[] | null }>(request),
+    );
     const [prospectIndex, businessIndex] = await Promise.all([services.prospects, services.businessIndex]);
     return runFetch(reply, request, () =>
       fetchProspects(
