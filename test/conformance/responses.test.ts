@@ -9,6 +9,7 @@ import {
   checkResponse,
   openApiPath,
   type ErrorStatus,
+  type RouteSpec,
 } from '../../contract/index.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/support.js';
 import {
@@ -19,7 +20,13 @@ import {
   worldIds,
   type OperationRequest,
 } from './operations.js';
-import { declaresOperation, declaresResponse, responseValidator, violations } from './provider-document.js';
+import {
+  declaresOperation,
+  declaresResponse,
+  providerDocument,
+  responseValidator,
+  violations,
+} from './provider-document.js';
 
 let sandbox: TestSandbox;
 beforeAll(async () => {
@@ -91,6 +98,28 @@ describe('responses against the provider document', () => {
     console.info(
       `conformance: ${operations.size} operations, ${results.length} responses (${declared.length} under the provider document's schemas), 0 violations`,
     );
+  });
+
+  it('the operations of the document the spec does not have answer 404, or 405 on a served path', async () => {
+    const served = new Set(ALL_ROUTES.map((route) => `${route.method} ${openApiPath(route.path)}`));
+    const answers: string[] = [];
+    for (const [path, operations] of Object.entries(providerDocument().paths)) {
+      for (const method of Object.keys(operations).map((m) => m.toUpperCase())) {
+        if (served.has(`${method} ${path}`)) continue;
+        const url = path.replace(/\{[^}]+\}/g, 'x1');
+        const response = await send(sandbox.app, {
+          route: ALL_ROUTES[0] as RouteSpec,
+          name: 'not served',
+          method,
+          url,
+          ...(method === 'GET' ? {} : { body: {} }),
+          status: 404,
+        });
+        answers.push(`${response.statusCode} ${method} ${path}`);
+      }
+    }
+    expect(answers.length).toBeGreaterThan(30);
+    expect(answers.filter((a) => !a.startsWith('404') && !a.startsWith('405'))).toEqual([]);
   });
 
   it('every sandbox operation is one the provider document declares', () => {
