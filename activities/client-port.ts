@@ -15,6 +15,12 @@ export interface CallResult<T> {
   rateLimit?: RateLimitInfo | undefined;
 }
 
+/** Per call: the attempt's signal (cancellation reaches the wire) and a deadline in milliseconds. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
 export interface MatchItem {
   name?: string | null;
   domain?: string | null;
@@ -23,15 +29,17 @@ export interface MatchItem {
 }
 
 export interface EnrichmentCalls {
-  matchBusinesses(body: {
-    businesses_to_match: MatchItem[];
-  }): Promise<CallResult<{ matched_businesses: { business_id: string | null }[] }>>;
+  matchBusinesses(
+    body: { businesses_to_match: MatchItem[] },
+    options?: CallOptions,
+  ): Promise<CallResult<{ matched_businesses: { business_id: string | null }[] }>>;
   bulkEnrich(
     dataset: BulkDataset,
     body: { business_ids: string[]; parameters?: Record<string, unknown> },
+    options?: CallOptions,
   ): Promise<CallResult<{ data: { business_id: string; data: unknown }[] }>>;
-  enrichHierarchy(body: {
-    business_id: string;
-    parameters?: Record<string, unknown>;
-  }): Promise<CallResult<{ data?: unknown }>>;
+  enrichHierarchy(
+    body: { business_id: string; parameters?: Record<string, unknown> },
+    options?: CallOptions,
+  ): Promise<CallResult<{ data?: unknown }>>;
 }

@@ -2,7 +2,6 @@
 // (merging the inbox batches the receiver wrote, storing each event once), and the three steps of an
 // events pull run (plan id batches, fetch one batch on the API task queue, commit table + manifest).
 // Rows stay in the object store; workflows get keys and counts.
-import { ApplicationFailure, Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -19,7 +18,16 @@ import type {
   EventsPullSummary,
 } from '../pipeline/events-types.js';
 import type { BatchRef, RunLocation, TableSummary } from '../pipeline/run-types.js';
-import type { CallResult } from './client-port.js';
+import type { CallOptions, CallResult } from './client-port.js';
+import { pacedCall } from './api-pacing.js';
+import {
+  attemptNumber,
+  cancellationSignal,
+  disciplined,
+  heartbeat,
+  type MemoryGate,
+  toActivityFailure,
+} from './attempt.js';
 import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { writeParquetTable } from './parquet-tables.js';
 import { downloadAll, gatherLines, RunFiles, type StoreResolver } from '../storage/run-files.js';
@@ -27,12 +35,15 @@ import { BATCHES_PER_CHUNK, runLayout } from '../pipeline/run-layout.js';
 
 /** The one Data Service call the events activities make. */
 export interface EventCalls {
-  fetchEvents(body: {
-    business_ids: string[];
-    event_types: BusinessEventType[];
-    timestamp_from?: string | null;
-    timestamp_to?: string | null;
-  }): Promise<
+  fetchEvents(
+    body: {
+      business_ids: string[];
+      event_types: BusinessEventType[];
+      timestamp_from?: string | null;
+      timestamp_to?: string | null;
+    },
+    options?: CallOptions,
+  ): Promise<
     CallResult<{
       total_results: number;
       data: {
@@ -52,6 +63,8 @@ export interface EventActivityDeps {
   /** Needed by `fetchEventsBatch` only (the API worker). */
   calls?: EventCalls;
   workDir?: string;
+  /** The process's limit on DuckDB activities at once (shared with the other factories). */
+  gate?: MemoryGate;
 }
 
 /** Thrown when the worker was built without a Data Service client but asked to call it: a deployment defect. */
@@ -96,62 +109,9 @@ const emptySql = (columns: Record<string, string>) =>
     .map(([name, type]) => `NULL::${type} AS ${name}`)
     .join(', ')} WHERE false)`;
 
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    // Called outside an activity (tests, benchmarks): nobody to tell.
-  }
-}
-
-/** Heartbeats every few seconds while `work` runs, so a live attempt is never timed out and run twice at once. */
-async function whileHeartbeating<T>(work: () => Promise<T>, everyMs = 5_000): Promise<T> {
-  heartbeat();
-  const timer = setInterval(() => heartbeat(), everyMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 /** Throws when Temporal has given up on this attempt (another may be running): it must not write. */
 function stopIfAbandoned(): void {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return; // Called outside an activity (tests, benchmarks).
-  }
-  context.cancellationSignal.throwIfAborted();
-}
-
-function attempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
-}
-
-/** Classifies a client error for the retry policy (the same rules as the enrichment calls). */
-function toActivityFailure(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
-  switch (error.name) {
-    case 'RateLimitedError':
-      return ApplicationFailure.create({
-        type: error.name,
-        message: error.message,
-        nextRetryDelay: typeof retryAfterMs === 'number' ? Math.max(retryAfterMs, 100) : undefined,
-      });
-    case 'ValidationError':
-    case 'AuthError':
-    case 'InsufficientCreditsError':
-      return ApplicationFailure.create({ type: error.name, message: error.message, nonRetryable: true });
-    default:
-      return ApplicationFailure.create({ type: error.name, message: error.message });
-  }
+  cancellationSignal().throwIfAborted();
 }
 
 function toJsonLines(values: unknown[]): string {
@@ -172,8 +132,24 @@ export function pullResultsPrefix(
 }
 
 export function createEventActivities(deps: EventActivityDeps) {
+  return disciplined(
+    eventActivitiesOver(deps),
+    {
+      storeCarriedBatch: 'bookkeeping',
+      commitEventWindow: 'eventWindow',
+      planEventsPull: 'tablePlanning',
+      fetchEventsBatch: 'pageFetch',
+      commitEventsPull: 'tableCommit',
+    },
+    ['commitEventWindow', 'planEventsPull', 'commitEventsPull'],
+    deps.gate,
+  );
+}
+
+function eventActivitiesOver(deps: EventActivityDeps) {
   const { resolveStore, logger } = deps;
-  const duck = <T>(fn: Parameters<typeof withDuckDb<T>>[1]) => withDuckDb({ workDir: deps.workDir }, fn);
+  const duck = <T>(fn: Parameters<typeof withDuckDb<T>>[1]) =>
+    withDuckDb({ workDir: deps.workDir, signal: cancellationSignal() }, fn);
 
   return {
     /**
@@ -204,7 +180,7 @@ export function createEventActivities(deps: EventActivityDeps) {
       windowMs: number;
       complete: boolean;
     }): Promise<EventWindowCommit> => {
-      return whileHeartbeating(async () => {
+      return (async () => {
         const { store, prefix } = resolveStore(input.output);
         const files = new RunFiles(store, prefix, SINK_ROOT);
         // The window's table is written under its tenant's folder, one folder level as writeParquetTable takes.
@@ -305,7 +281,7 @@ export function createEventActivities(deps: EventActivityDeps) {
           manifestKey,
           committedAt,
         };
-      });
+      })();
     },
 
     /** Gathers the pull's business ids (inline or from Parquet) and writes them as plan files of 40-id batches. */
@@ -317,7 +293,7 @@ export function createEventActivities(deps: EventActivityDeps) {
       const files = RunFiles.open(resolveStore, input.run);
       const location = input.idsLocation;
       const raw = location
-        ? await whileHeartbeating(() => readBusinessIds(resolveStore, location, { workDir: deps.workDir }))
+        ? await readBusinessIds(resolveStore, location, { workDir: deps.workDir })
         : (input.businessIds ?? []);
       const unique = [...new Set(raw.map((id) => id.trim().toLowerCase()))];
       const ids = unique.filter((id) => BUSINESS_ID.test(id)).sort();
@@ -367,12 +343,18 @@ export function createEventActivities(deps: EventActivityDeps) {
       heartbeat();
       let response;
       try {
-        response = await deps.calls.fetchEvents({
-          business_ids: ids,
-          event_types: input.eventTypes,
-          ...(input.timestampFrom ? { timestamp_from: input.timestampFrom } : {}),
-          ...(input.timestampTo ? { timestamp_to: input.timestampTo } : {}),
-        });
+        const calls = deps.calls;
+        response = await pacedCall('events', (options) =>
+          calls.fetchEvents(
+            {
+              business_ids: ids,
+              event_types: input.eventTypes,
+              ...(input.timestampFrom ? { timestamp_from: input.timestampFrom } : {}),
+              ...(input.timestampTo ? { timestamp_to: input.timestampTo } : {}),
+            },
+            options,
+          ),
+        );
       } catch (error) {
         throw toActivityFailure(error);
       }
@@ -384,7 +366,7 @@ export function createEventActivities(deps: EventActivityDeps) {
         data: event.data,
       }));
       await files.store.put(files.key(resultKey), toJsonLines(rows), { contentType: 'application/x-ndjson' });
-      return { events: rows.length, calls: attempt() };
+      return { events: rows.length, calls: attemptNumber() };
     },
 
     /** Writes the pull's `events` table (each event id once), `manifest.json`, then `_SUCCESS`. */
@@ -403,29 +385,24 @@ export function createEventActivities(deps: EventActivityDeps) {
       const resultKeys = await files.list(
         pullResultsPrefix(input.request.eventTypes, input.timestampFrom, input.timestampTo),
       );
-      const table: TableSummary = await whileHeartbeating(() =>
-        duck(async (connection, scratch) => {
-          const local = await gatherLines(
-            files,
-            resultKeys,
-            path.join(scratch, 'results.jsonl'),
-            (gathered) => heartbeat({ gathered }),
-          );
-          // An empty file (no batch found any event) reads as no rows.
-          const source = local
-            ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
-            : emptySql(PULL_COLUMNS);
-          heartbeat({ files: resultKeys.length });
-          return writeParquetTable(
-            connection,
-            files,
-            'events',
-            `SELECT * FROM ${source} QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY event_time) = 1
+      const table: TableSummary = await duck(async (connection, scratch) => {
+        const local = await gatherLines(files, resultKeys, path.join(scratch, 'results.jsonl'), (gathered) =>
+          heartbeat({ gathered }),
+        );
+        // An empty file (no batch found any event) reads as no rows.
+        const source = local
+          ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = ${columnsSql(PULL_COLUMNS)})`
+          : emptySql(PULL_COLUMNS);
+        heartbeat({ files: resultKeys.length });
+        return writeParquetTable(
+          connection,
+          files,
+          'events',
+          `SELECT * FROM ${source} QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY event_time) = 1
            ORDER BY business_id, event_time, event_id`,
-            scratch,
-          );
-        }),
-      );
+          scratch,
+        );
+      });
       const finishedAt = new Date().toISOString();
       const summary: EventsPullSummary = {
         runId: run.runId,

@@ -2,7 +2,7 @@
 // cursor), one posts call per prospect, and the commit of the records table, manifest and `_SUCCESS`.
 // Built over the client port, the store resolver and a logger; records stay in the object store and
 // workflows see slice numbers, keys and counts.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -40,7 +40,16 @@ import type {
 import type { RunLocation, TableSummary } from '../pipeline/run-types.js';
 import type { CallResult } from './client-port.js';
 import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
-import { easeOff, toActivityFailure } from './index.js';
+import { easeOff, pacedCall } from './api-pacing.js';
+import {
+  attemptNumber,
+  cancellationSignal,
+  disciplined,
+  heartbeat,
+  type MemoryGate,
+  toActivityFailure,
+} from './attempt.js';
+import type { CallOptions } from './client-port.js';
 import { writeParquetTable } from './parquet-tables.js';
 import { downloadAll, RunFiles, type StoreResolver } from '../storage/run-files.js';
 import { runLayout } from '../pipeline/run-layout.js';
@@ -48,11 +57,21 @@ import { duckDbType } from './table-schema.js';
 
 /** The calls of the Data Service an export makes (the undici client has them all). */
 export interface ExportCalls {
-  fetchProspects(body: RequestBody<'fetchProspects'>): Promise<CallResult<ResponseBody<'fetchProspects'>>>;
-  fetchBusinesses(body: RequestBody<'fetchBusinesses'>): Promise<CallResult<ResponseBody<'fetchBusinesses'>>>;
-  businessStats(body: RequestBody<'businessStats'>): Promise<CallResult<ResponseBody<'businessStats'>>>;
+  fetchProspects(
+    body: RequestBody<'fetchProspects'>,
+    options?: CallOptions,
+  ): Promise<CallResult<ResponseBody<'fetchProspects'>>>;
+  fetchBusinesses(
+    body: RequestBody<'fetchBusinesses'>,
+    options?: CallOptions,
+  ): Promise<CallResult<ResponseBody<'fetchBusinesses'>>>;
+  businessStats(
+    body: RequestBody<'businessStats'>,
+    options?: CallOptions,
+  ): Promise<CallResult<ResponseBody<'businessStats'>>>;
   enrichProspectPosts(
     body: RequestBody<'enrichProspectPosts'>,
+    options?: CallOptions,
   ): Promise<CallResult<ResponseBody<'enrichProspectPosts'>>>;
 }
 
@@ -62,6 +81,8 @@ export interface ExportActivityDeps {
   resolveStore: StoreResolver;
   logger: Logger;
   workDir?: string;
+  /** The process's limit on DuckDB activities at once (shared with the other factories). */
+  gate?: MemoryGate;
 }
 
 /** Thrown when an export's filters, exclude file or saved plan cannot be used: retrying cannot help. */
@@ -104,33 +125,6 @@ const ID_FIELD = { prospects: 'prospect_id', businesses: 'business_id' } as cons
 /** The DuckDB struct of one record of a target, from the contract (arrays as LIST). */
 function recordStruct(target: ExportTarget): string {
   return duckDbType({ kind: 'struct', fields: columnsOfSchema(RECORD_SCHEMA[target]) });
-}
-
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    // Outside an activity (direct calls in tests) there is nobody to tell.
-  }
-}
-
-/** Heartbeats every few seconds while `work` runs (DuckDB work gives no natural points to do it). */
-async function whileHeartbeating<T>(work: () => Promise<T>, everyMs = 5_000): Promise<T> {
-  heartbeat();
-  const timer = setInterval(() => heartbeat(), everyMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-function attempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
 }
 
 function specFailure(error: unknown): unknown {
@@ -200,15 +194,38 @@ function searchFingerprint(request: ExportRunInput, pageSize: number, cap: numbe
 }
 
 export function createExportActivities(deps: ExportActivityDeps) {
+  return disciplined(
+    exportActivitiesOver(deps),
+    {
+      prepareExport: 'tablePlanning',
+      probeCount: 'apiCall',
+      measureStats: 'apiCall',
+      saveExportPlan: 'bookkeeping',
+      fetchPage: 'pageFetch',
+      fetchCursorPage: 'pageFetch',
+      finishSlice: 'bookkeeping',
+      commitExportRecords: 'tableCommit',
+      fetchPosts: 'pageFetch',
+      commitExportPosts: 'tableCommit',
+      commitExport: 'tableCommit',
+    },
+    ['commitExportRecords', 'commitExportPosts', 'commitExport'],
+    deps.gate,
+  );
+}
+
+function exportActivitiesOver(deps: ExportActivityDeps) {
   const { resolveStore, logger } = deps;
   const contexts = new Map<string, Promise<ExportContext>>();
   const plans = new Map<string, Promise<ExportPlan>>();
   const postIdChunks = new Map<string, Promise<string[]>>();
 
-  function call<K extends keyof ExportCalls>(name: K): NonNullable<ExportCalls[K]> {
+  /** One of the client's calls, under the attempt's signal and the operation's learned deadline. */
+  function call<K extends keyof ExportCalls>(name: K) {
     const fn = deps.calls[name];
     if (typeof fn !== 'function') throw new Error(`this worker's Data Service client has no ${name}`);
-    return fn.bind(deps.calls) as NonNullable<ExportCalls[K]>;
+    const bound = fn.bind(deps.calls) as (body: unknown, options?: CallOptions) => Promise<unknown>;
+    return ((body: unknown) => pacedCall(name, (options) => bound(body, options))) as ExportCalls[K];
   }
 
   function cached<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
@@ -249,7 +266,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
     try {
       return await fetchSearch(context, body);
     } catch (error) {
-      throw toActivityFailure(error, 1);
+      throw toActivityFailure(error, { items: 1 });
     }
   }
 
@@ -337,7 +354,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
       try {
         response = await fetchSearch(context, body);
       } catch (error) {
-        throw toActivityFailure(error, 1);
+        throw toActivityFailure(error, { items: 1 });
       }
       await easeOff(response.rateLimit);
       const n = response.body.total_results;
@@ -367,7 +384,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
       try {
         response = await call('businessStats')({ filters });
       } catch (error) {
-        throw toActivityFailure(error, 1);
+        throw toActivityFailure(error, { items: 1 });
       }
       await easeOff(response.rateLimit);
       const table =
@@ -438,7 +455,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
       );
       await files.store.put(key, got.text);
       await easeOff(got.rateLimit);
-      return { records: got.records, total: got.total, calls: attempt(), reused: false };
+      return { records: got.records, total: got.total, calls: attemptNumber(), reused: false };
     },
 
     /** One page of a slice's cursor chain; returns the next cursor (null at the end). */
@@ -476,7 +493,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
       }
       await files.store.put(files.key(exportLayout.cursorPage(slice, seq)), got.text);
       await easeOff(got.rateLimit);
-      return { records: got.records, total: got.total, nextCursor: got.nextCursor, calls: attempt() };
+      return { records: got.records, total: got.total, nextCursor: got.nextCursor, calls: attemptNumber() };
     },
 
     /** Marks a slice finished: a resumed run skips it. */
@@ -502,8 +519,9 @@ export function createExportActivities(deps: ExportActivityDeps) {
       await files.store.delete(files.key(runLayout.success));
       const context = await contextOf(files);
       const idField = ID_FIELD[context.target];
-      return whileHeartbeating(() =>
-        withDuckDb(COMMIT_DUCKDB(deps.workDir), async (connection, scratch) => {
+      return withDuckDb(
+        { ...COMMIT_DUCKDB(deps.workDir), signal: cancellationSignal() },
+        async (connection, scratch) => {
           // Row order inside the file is not kept (sorting wide records would not fit the worker's
           // memory budget); which records are kept is: the first fetched of each id, in service order.
           await connection.run('SET preserve_insertion_order = false');
@@ -602,7 +620,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
             written: table.rows,
             postIds,
           };
-        }),
+        },
       );
     },
 
@@ -634,7 +652,8 @@ export function createExportActivities(deps: ExportActivityDeps) {
         data = response.body.data;
         rateLimit = response.rateLimit;
       } catch (error) {
-        if (!(error instanceof Error && error.name === 'NotFoundError')) throw toActivityFailure(error, 1);
+        if (!(error instanceof Error && error.name === 'NotFoundError'))
+          throw toActivityFailure(error, { items: 1 });
       }
       await easeOff(rateLimit);
       const found = data !== null && data !== undefined;
@@ -643,15 +662,16 @@ export function createExportActivities(deps: ExportActivityDeps) {
         `${JSON.stringify({ k: index, prospect_id: prospectId, data: found ? data : null })}\n`,
       );
       return found
-        ? { records: 1, misses: 0, calls: attempt() }
-        : { records: 0, misses: 1, calls: attempt() };
+        ? { records: 1, misses: 0, calls: attemptNumber() }
+        : { records: 0, misses: 1, calls: attemptNumber() };
     },
 
     /** The `prospect_posts` table: `prospect_id` and the fields of the posts record. */
     commitExportPosts: async ({ run }: { run: RunLocation }): Promise<TableSummary> => {
       const files = RunFiles.open(resolveStore, run);
-      return whileHeartbeating(() =>
-        withDuckDb(COMMIT_DUCKDB(deps.workDir), async (connection, scratch) => {
+      return withDuckDb(
+        { ...COMMIT_DUCKDB(deps.workDir), signal: cancellationSignal() },
+        async (connection, scratch) => {
           await connection.run('SET preserve_insertion_order = false');
           const keys = await files.list(exportLayout.postsPrefix);
           const local = await downloadAll(files, keys, path.join(scratch, 'posts'), (n) =>
@@ -671,7 +691,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
             scratch,
             { rowGroupRows: WIDE_ROW_GROUP_ROWS },
           );
-        }),
+        },
       );
     },
 
@@ -691,32 +711,35 @@ export function createExportActivities(deps: ExportActivityDeps) {
     }): Promise<ExportSummary> => {
       const { run, plan, records } = input;
       const files = RunFiles.open(resolveStore, run);
-      const failuresTable = await withDuckDb({ workDir: deps.workDir }, async (connection, scratch) => {
-        const jsonl = path.join(scratch, 'failures.jsonl');
-        await writeFile(
-          jsonl,
-          toJsonLines(
-            input.failures.map((f) => ({
-              stage: f.stage,
-              slice: f.slice,
-              page: f.page,
-              error_type: f.errorType,
-              message: f.message,
-              attempts: f.attempts,
-            })),
-          ),
-        );
-        const source = input.failures.length
-          ? `read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = {stage: 'VARCHAR', slice: 'INTEGER', page: 'INTEGER', error_type: 'VARCHAR', message: 'VARCHAR', attempts: 'INTEGER'})`
-          : `(SELECT NULL::VARCHAR AS stage, NULL::INTEGER AS slice, NULL::INTEGER AS page, NULL::VARCHAR AS error_type, NULL::VARCHAR AS message, NULL::INTEGER AS attempts WHERE false)`;
-        return writeParquetTable(
-          connection,
-          files,
-          'failures',
-          `SELECT * FROM ${source} ORDER BY stage, slice, page`,
-          scratch,
-        );
-      });
+      const failuresTable = await withDuckDb(
+        { workDir: deps.workDir, signal: cancellationSignal() },
+        async (connection, scratch) => {
+          const jsonl = path.join(scratch, 'failures.jsonl');
+          await writeFile(
+            jsonl,
+            toJsonLines(
+              input.failures.map((f) => ({
+                stage: f.stage,
+                slice: f.slice,
+                page: f.page,
+                error_type: f.errorType,
+                message: f.message,
+                attempts: f.attempts,
+              })),
+            ),
+          );
+          const source = input.failures.length
+            ? `read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = {stage: 'VARCHAR', slice: 'INTEGER', page: 'INTEGER', error_type: 'VARCHAR', message: 'VARCHAR', attempts: 'INTEGER'})`
+            : `(SELECT NULL::VARCHAR AS stage, NULL::INTEGER AS slice, NULL::INTEGER AS page, NULL::VARCHAR AS error_type, NULL::VARCHAR AS message, NULL::INTEGER AS attempts WHERE false)`;
+          return writeParquetTable(
+            connection,
+            files,
+            'failures',
+            `SELECT * FROM ${source} ORDER BY stage, slice, page`,
+            scratch,
+          );
+        },
+      );
       const tables = [records.table, ...(input.postsTable ? [input.postsTable] : []), failuresTable];
       const truncated = plan.slices.filter((s) => s.method === 'truncated');
       const overCap = input.slices.filter((s) => s.overCap);

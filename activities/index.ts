@@ -1,10 +1,8 @@
 // The enrichment activities, built over their dependencies (a Data Service client, an object-store
 // resolver, a logger). They exchange object keys and counts with workflows; rows stay in the store.
-import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { isBulkDataset } from '../contract/datasets.js';
 import type { Logger } from '../lib/logger.js';
@@ -27,6 +25,9 @@ import type {
   TableSummary,
 } from '../pipeline/run-types.js';
 import type { EnrichmentCalls, MatchItem, RateLimitInfo } from './client-port.js';
+import { easeOff, pacedCall } from './api-pacing.js';
+import type { MemoryGate } from './attempt.js';
+import { attemptNumber, cancellationSignal, disciplined, heartbeat, toActivityFailure } from './attempt.js';
 import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { readLocalTable, writeParquetTable } from './parquet-tables.js';
 import { rejectReasonsOf, renderRunReport } from './report.js';
@@ -58,6 +59,8 @@ export interface ActivityDeps {
   workDir?: string;
   /** Plan files cached per worker process, so a chunk is fetched once for its many batches. */
   chunkCacheSize?: number;
+  /** The process's limit on DuckDB activities at once (shared with the export and event activities). */
+  gate?: MemoryGate;
 }
 
 interface MatchKey extends MatchItem {
@@ -67,71 +70,6 @@ interface MatchKey extends MatchItem {
 /** Thrown when a batch reference points outside its plan file: a defect, never retried. */
 export class BatchPlanError extends Error {
   override readonly name = 'BatchPlanError';
-}
-
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    // Outside an activity (direct calls in tests and benchmarks) there is nobody to tell.
-  }
-}
-
-/** Heartbeats every few seconds while `work` runs, so a dead worker is noticed within the heartbeat timeout. */
-async function whileHeartbeating<T>(work: Promise<T>, everyMs = 3_000): Promise<T> {
-  // No heartbeat up front: most calls end well within `everyMs`, and each heartbeat is a server round trip.
-  const timer = setInterval(() => heartbeat(), everyMs);
-  try {
-    return await work;
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-function attempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
-}
-
-/** Turns a client error into the failure Temporal's retry policy classifies by its `type`. */
-export function toActivityFailure(error: unknown, items: number): unknown {
-  if (!(error instanceof Error)) return error;
-  const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
-  switch (error.name) {
-    case 'RateLimitedError':
-      return ApplicationFailure.create({
-        type: error.name,
-        message: error.message,
-        nextRetryDelay: typeof retryAfterMs === 'number' ? Math.max(retryAfterMs, 100) : undefined,
-        cause: error,
-      });
-    case 'ValidationError':
-      return ApplicationFailure.create({
-        type: error.name,
-        message: error.message,
-        nonRetryable: true,
-        details: [{ items }],
-      });
-    case 'AuthError':
-    case 'InsufficientCreditsError':
-      return ApplicationFailure.create({ type: error.name, message: error.message, nonRetryable: true });
-    default:
-      return ApplicationFailure.create({ type: error.name, message: error.message, cause: error });
-  }
-}
-
-/** Waits a little when the service says the key's window is nearly used up, instead of running into 429s. */
-export async function easeOff(rateLimit: RateLimitInfo | undefined): Promise<void> {
-  if (!rateLimit) return;
-  const { limit, remaining, resetAt } = rateLimit;
-  if (limit === undefined || remaining === undefined || resetAt === undefined) return;
-  if (remaining > Math.max(2, limit * 0.05)) return;
-  const untilReset = resetAt * 1000 - Date.now();
-  if (untilReset <= 0) return;
-  await delay(Math.min(5_000, untilReset / Math.max(1, remaining)));
 }
 
 function slice<T>(items: T[], ref: BatchRef): T[] {
@@ -150,6 +88,23 @@ function toJsonLines(values: unknown[]): string {
 }
 
 export function createActivities(deps: ActivityDeps) {
+  return disciplined(
+    activitiesOver(deps),
+    {
+      planRun: 'tablePlanning',
+      callBatch: 'apiCall',
+      buildEnrichPlan: 'tablePlanning',
+      planRetry: 'tablePlanning',
+      recordFailures: 'bookkeeping',
+      commitTable: 'tableCommit',
+      commitRun: 'tableCommit',
+    },
+    ['planRun', 'buildEnrichPlan', 'commitTable', 'commitRun'],
+    deps.gate,
+  );
+}
+
+function activitiesOver(deps: ActivityDeps) {
   const { calls, resolveStore, logger } = deps;
   const chunkCache = new Map<string, Promise<unknown[][]>>();
   const chunkCacheSize = deps.chunkCacheSize ?? 256;
@@ -161,7 +116,7 @@ export function createActivities(deps: ActivityDeps) {
       reopen: () => Promise<DuckDBConnection>,
     ) => Promise<T>,
     options: { threads?: number } = {},
-  ) => withDuckDb({ workDir: deps.workDir, ...options }, fn);
+  ) => withDuckDb({ workDir: deps.workDir, signal: cancellationSignal(), ...options }, fn);
 
   function readChunk<T>(files: RunFiles, key: string): Promise<T[][]> {
     const cacheKey = `${files.store.url}|${files.key(key)}`;
@@ -338,9 +293,11 @@ export function createActivities(deps: ActivityDeps) {
         );
         let response;
         try {
-          response = await whileHeartbeating(calls.matchBusinesses({ businesses_to_match: items }));
+          response = await pacedCall('match', (options) =>
+            calls.matchBusinesses({ businesses_to_match: items }, options),
+          );
         } catch (error) {
-          throw toActivityFailure(error, items.length);
+          throw toActivityFailure(error, { items: items.length });
         }
         const results = keys.map((key, i) => ({
           key_id: key.key_id,
@@ -349,7 +306,7 @@ export function createActivities(deps: ActivityDeps) {
         await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
         await easeOff(response.rateLimit);
         const matched = results.filter((r) => r.business_id !== null).length;
-        return { records: matched, misses: results.length - matched, calls: attempt() };
+        return { records: matched, misses: results.length - matched, calls: attemptNumber() };
       }
       const { batchSize, batchesPerChunk } = stageBatching(stage);
       if (batch.index >= batchesPerChunk)
@@ -361,14 +318,17 @@ export function createActivities(deps: ActivityDeps) {
         if (stage === 'company_hierarchies') {
           const [businessId] = ids;
           if (!businessId) throw new BatchPlanError(`batch ${describeBatch(batch)} is empty`);
-          const response = await whileHeartbeating(
-            calls.enrichHierarchy({ business_id: businessId, ...(parameters ? { parameters } : {}) }),
+          const response = await pacedCall(stage, (options) =>
+            calls.enrichHierarchy(
+              { business_id: businessId, ...(parameters ? { parameters } : {}) },
+              options,
+            ),
           );
           lines = response.body.data ? [{ business_id: businessId, data: response.body.data }] : [];
           rateLimit = response.rateLimit;
         } else if (isBulkDataset(stage)) {
-          const response = await whileHeartbeating(
-            calls.bulkEnrich(stage, { business_ids: ids, ...(parameters ? { parameters } : {}) }),
+          const response = await pacedCall(stage, (options) =>
+            calls.bulkEnrich(stage, { business_ids: ids, ...(parameters ? { parameters } : {}) }, options),
           );
           lines = response.body.data;
           rateLimit = response.rateLimit;
@@ -377,7 +337,7 @@ export function createActivities(deps: ActivityDeps) {
         }
       } catch (error) {
         if (error instanceof BatchPlanError) throw error;
-        throw toActivityFailure(error, ids.length);
+        throw toActivityFailure(error, { items: ids.length });
       }
       // Misses are written too (data null): the table leaves them out, the freshness ledger counts them
       // as asked for.
@@ -385,7 +345,7 @@ export function createActivities(deps: ActivityDeps) {
       const misses = ids.filter((id) => !found.has(id)).map((id) => ({ business_id: id, data: null }));
       await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines([...lines, ...misses]));
       await easeOff(rateLimit);
-      return { records: lines.length, misses: misses.length, calls: attempt() };
+      return { records: lines.length, misses: misses.length, calls: attemptNumber() };
     },
 
     /** Joins match results to the input rows (the `matches` table) and plans the id batches of each dataset. */

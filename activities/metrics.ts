@@ -155,21 +155,21 @@ export async function timedCall<T>(stage: string, call: () => Promise<T>): Promi
  * passed through untouched, bound to the original object.
  */
 export function instrumentCalls<C extends EnrichmentCalls>(calls: C): C {
-  const matchBusinesses: EnrichmentCalls['matchBusinesses'] = async (body) => {
-    const response = await timedCall('match', () => calls.matchBusinesses(body));
+  const matchBusinesses: EnrichmentCalls['matchBusinesses'] = async (body, options) => {
+    const response = await timedCall('match', () => calls.matchBusinesses(body, options));
     const matched = response.body.matched_businesses.filter((m) => m.business_id !== null).length;
     recordItems({ stage: 'match', records: matched, misses: body.businesses_to_match.length - matched });
     return response;
   };
-  const bulkEnrich: EnrichmentCalls['bulkEnrich'] = async (dataset: BulkDataset, body) => {
-    const response = await timedCall(dataset, () => calls.bulkEnrich(dataset, body));
+  const bulkEnrich: EnrichmentCalls['bulkEnrich'] = async (dataset: BulkDataset, body, options) => {
+    const response = await timedCall(dataset, () => calls.bulkEnrich(dataset, body, options));
     const records = response.body.data.length;
     recordItems({ stage: dataset, records, misses: Math.max(0, body.business_ids.length - records) });
     return response;
   };
-  const enrichHierarchy: EnrichmentCalls['enrichHierarchy'] = async (body) => {
+  const enrichHierarchy: EnrichmentCalls['enrichHierarchy'] = async (body, options) => {
     const response: CallResult<{ data?: unknown }> = await timedCall('company_hierarchies', () =>
-      calls.enrichHierarchy(body),
+      calls.enrichHierarchy(body, options),
     );
     const found = response.body.data ? 1 : 0;
     recordItems({ stage: 'company_hierarchies', records: found, misses: 1 - found });

@@ -13,6 +13,12 @@ export class InvalidLocationError extends Error {
   readonly code = 'INVALID_LOCATION';
 }
 
+/**
+ * Kernel file systems: files there are not data, and some operations on them never return (a recursive
+ * mkdir under /proc loops forever in libuv's thread pool), so they are refused up front.
+ */
+const VIRTUAL_FILE_SYSTEMS = ['/proc', '/sys', '/dev'];
+
 export interface OpenObjectStoreOptions {
   /** Used for `s3://` locations. */
   s3?: S3ConnectionOptions;
@@ -66,6 +72,12 @@ export function openObjectStore(location: string, options: OpenObjectStoreOption
   }
   if (localPath === '') throw new InvalidLocationError('empty location');
   const resolved = path.resolve(localPath);
+  const virtual = VIRTUAL_FILE_SYSTEMS.find((root) => resolved === root || resolved.startsWith(`${root}/`));
+  if (virtual && !resolved.startsWith('/dev/shm/')) {
+    throw new InvalidLocationError(
+      `${location}: ${virtual} is a virtual file system, not a place to read inputs or write tables`,
+    );
+  }
   const namesFolder = /[/\\]$/.test(localPath) || isDirectory(resolved);
   if (namesFolder) return { store: new LocalObjectStore(resolved), prefix: '', location };
   return { store: new LocalObjectStore(path.dirname(resolved)), prefix: path.basename(resolved), location };

@@ -16,6 +16,7 @@ import { createEventActivities, type EventCalls } from '../activities/events.js'
 import type { EnrichmentCalls } from '../activities/client-port.js';
 import type { StoreResolver } from '../storage/run-files.js';
 import { countRowsWritten } from '../activities/metrics.js';
+import { MemoryGate } from '../activities/attempt.js';
 
 /** The workflows entry, as TypeScript source (tests, tsx) or compiled JavaScript (dist). */
 export function workflowsPath(): string {
@@ -63,6 +64,9 @@ export function storeResolverFor(config: EnrichflowConfig): StoreResolver {
   };
 }
 
+/** Activity slots of the main task queue (table work and bookkeeping). */
+const MAIN_QUEUE_SLOTS = 8;
+
 export interface EnrichflowWorkerOptions {
   config: EnrichflowConfig;
   connection: NativeConnection;
@@ -82,7 +86,12 @@ export interface EnrichflowWorkers {
 
 export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions): Promise<EnrichflowWorkers> {
   const { config, connection, logger } = options;
+  // DuckDB activities (planning, commits) pass one at a time: tens of MB each for 100,000 rows, and one
+  // at a time keeps a worker's peak under 400 MB (bench/results/enrich.md). The gate, not the task
+  // slots, is the limit, so a hung one that is cancelled or stalls gives its permit back at once.
+  const gate = new MemoryGate(1);
   const activities = createActivities({
+    gate,
     calls: options.calls,
     resolveStore: options.resolveStore ?? storeResolverFor(config),
     logger,
@@ -97,12 +106,14 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
       calls: options.calls as Partial<ExportCalls>,
       resolveStore: options.resolveStore ?? storeResolverFor(config),
       logger,
+      gate,
       ...(config.workDir ? { workDir: config.workDir } : {}),
     });
   // Events: window commits and pull planning/commit here; pull calls on the API queue (same budget).
   const { fetchEventsBatch, ...eventTableActivities } = createEventActivities({
     resolveStore: options.resolveStore ?? storeResolverFor(config),
     logger,
+    gate,
     ...(typeof (options.calls as Partial<EventCalls>).fetchEvents === 'function'
       ? { calls: options.calls as unknown as EventCalls }
       : {}),
@@ -114,10 +125,9 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     taskQueue: config.temporal.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : workflowSource()),
     activities: { ...tableActivities, ...exportTableActivities, ...eventTableActivities },
-    // Planning and committing use DuckDB (tens of MB each for 100,000 rows): one at a time per process
-    // keeps a worker's peak under 400 MB (bench/results/enrich.md). Tables of one run still commit in seconds; more worker
-    // processes (or replicas) commit more runs at once.
-    maxConcurrentActivityTaskExecutions: 1,
+    // Several slots: one run's bookkeeping, or a hung activity waiting to be abandoned, never holds up
+    // another run. Memory is bounded by the gate above, not by the slots.
+    maxConcurrentActivityTaskExecutions: MAIN_QUEUE_SLOTS,
   });
   const api = await Worker.create({
     connection,

@@ -12,9 +12,9 @@ import {
   proxyActivities,
   setHandler,
   workflowInfo,
-  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/index.js';
+import { ACTIVITY_KINDS, activityOptions, isRetryable, NON_RETRYABLE_ERRORS } from '../pipeline/attempts.js';
 import { BatchQueue, type BatchQueueState } from '../pipeline/batch-queue.js';
 import type {
   ApiRetryPolicy,
@@ -29,52 +29,22 @@ import type {
 } from '../pipeline/run-types.js';
 import { QUERY_PROGRESS, SIGNAL_RESUME, SIGNAL_STAGE_PAUSED } from '../pipeline/run-types.js';
 
-/**
- * Error types that retrying cannot fix: a bad key, no credits, a request the service rejects, or a
- * broken plan. Must cover the client's non-retryable errors (a unit test checks it).
- */
-export const NON_RETRYABLE_API_ERRORS = [
-  'AuthError',
-  'InsufficientCreditsError',
-  'ValidationError',
-  'NotFoundError',
-  'RequestRejectedError',
-  'DataServiceError',
-  'BatchPlanError',
-];
+/** Error types no retry can fix (pipeline/attempts.ts); the client's are among them (a unit test checks it). */
+export const NON_RETRYABLE_API_ERRORS = NON_RETRYABLE_ERRORS;
 
 /** Errors that stop the whole run instead of being recorded per batch. */
 const FATAL_ERRORS = new Set(['AuthError']);
 /** The service's answer when the key has no credits left: the stage pauses until it is resumed. */
 const CREDITS_ERROR = 'InsufficientCreditsError';
 
-const DEFAULT_API_ATTEMPTS = 8;
-
-// Calls to the service: retried with backoff for timeouts, 5xx and 429 (whose Retry-After the activity
-// passes on as the next retry delay); up to 8 attempts by default, then the batch is recorded as failed.
+// Calls to the service on the API task queue (where the rate budget lives), with the API kind's
+// timeouts and backoff; Retry-After of a 429 becomes the next retry delay. After the last attempt the
+// batch is recorded as failed.
 function apiActivities(taskQueue: string, retry: ApiRetryPolicy = {}) {
-  const options: ActivityOptions = {
-    taskQueue,
-    // A call is bounded by the client's timeouts (30 s by default); the activity heartbeats every 3 s,
-    // so a worker that dies mid-call is noticed in 15 s and the batch runs again elsewhere.
-    startToCloseTimeout: '2 minutes',
-    heartbeatTimeout: '15 seconds',
-    retry: {
-      initialInterval: retry.initialIntervalMs ?? 1_000,
-      backoffCoefficient: 2,
-      maximumInterval: retry.maximumIntervalMs ?? 60_000,
-      maximumAttempts: retry.maximumAttempts ?? DEFAULT_API_ATTEMPTS,
-      nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
-    },
-  };
-  return proxyActivities<PipelineActivities>(options);
+  return proxyActivities<PipelineActivities>(activityOptions('apiCall', { taskQueue, retry }));
 }
 
-// Bookkeeping in the object store: fast and local, so short timeouts and plenty of retries.
-const { recordFailures } = proxyActivities<PipelineActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumInterval: '30 seconds' },
-});
+const { recordFailures } = proxyActivities<PipelineActivities>(activityOptions('bookkeeping'));
 
 export const stageProgressQuery = defineQuery<StageProgress>(QUERY_PROGRESS);
 /** Resumes a stage paused for credits (sent by the run workflow when an operator resumes the run). */
@@ -135,7 +105,7 @@ function failureDetails(failure: ApplicationFailure): FailureDetails {
 export async function batchStageWorkflow(input: BatchStageInput): Promise<StageResult> {
   const { run, plan } = input;
   const { callBatch } = apiActivities(input.apiTaskQueue, input.apiRetry);
-  const attempts = input.apiRetry?.maximumAttempts ?? DEFAULT_API_ATTEMPTS;
+  const attempts = input.apiRetry?.maximumAttempts ?? ACTIVITY_KINDS.apiCall.retry.maximumAttempts;
   const carry = input.carry;
   const planEnd = input.resumeTo ?? plan.totalBatches;
   const queue = new BatchQueue(
@@ -200,7 +170,7 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     const app = cause instanceof ApplicationFailure ? cause : undefined;
     const errorType = app?.type ?? (cause instanceof Error ? cause.name : 'Error');
     const message = cause instanceof Error ? cause.message : String(cause);
-    const retriedOut = !app || !NON_RETRYABLE_API_ERRORS.includes(errorType);
+    const retriedOut = !app || isRetryable(errorType);
     counters.calls += retriedOut ? attempts : 1;
     if (errorType === CREDITS_ERROR) {
       // Not the batch's fault: it runs again once credits are back and the run is resumed.

@@ -16,6 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/index.js';
+import { activityOptions } from '../pipeline/attempts.js';
 import { batchStageWorkflow, resumeSignal, stagePausedSignal } from './batch-stage.js';
 import type {
   BatchRef,
@@ -33,16 +34,10 @@ import { QUERY_PROGRESS } from '../pipeline/run-types.js';
 
 // Planning and committing read and write whole tables: long, so they heartbeat, and a retry starts over
 // (their outputs have deterministic names, so a retry overwrites rather than duplicates).
-const { planRun, buildEnrichPlan, planRetry, commitTable, commitRun } = proxyActivities<PipelineActivities>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '2 minutes',
-  retry: {
-    initialInterval: '2 seconds',
-    maximumInterval: '1 minute',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: ['InputFileError', 'InvalidLocationError'],
-  },
-});
+const { planRun, buildEnrichPlan, planRetry } = proxyActivities<PipelineActivities>(
+  activityOptions('tablePlanning'),
+);
+const { commitTable, commitRun } = proxyActivities<PipelineActivities>(activityOptions('tableCommit'));
 
 export const runProgressQuery = defineQuery<RunProgress>(QUERY_PROGRESS);
 

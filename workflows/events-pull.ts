@@ -16,7 +16,7 @@ import {
 import type { EventActivities } from '../activities/events.js';
 import type { BusinessEventType } from '../contract/enums.js';
 import { resolveTimeBound } from '../pipeline/time-bounds.js';
-import { NON_RETRYABLE_API_ERRORS } from './batch-stage.js';
+import { activityOptions } from '../pipeline/attempts.js';
 import type {
   EventsPullCarry,
   EventsPullInput,
@@ -25,34 +25,12 @@ import type {
 } from '../pipeline/events-types.js';
 import { QUERY_PROGRESS } from '../pipeline/run-types.js';
 
-// Planning and committing read and write tables in the object store; their outputs have fixed names,
-// so a retry overwrites. A missing or unreadable id table is not retried.
-const { planEventsPull, commitEventsPull } = proxyActivities<EventActivities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '2 minutes',
-  retry: {
-    initialInterval: '2 seconds',
-    maximumInterval: '1 minute',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: ['BusinessIdSourceError', 'InvalidLocationError'],
-  },
-});
+const { planEventsPull } = proxyActivities<EventActivities>(activityOptions('tablePlanning'));
+const { commitEventsPull } = proxyActivities<EventActivities>(activityOptions('tableCommit'));
 
-// Calls to the service, on the API task queue: backoff for timeouts, 5xx and 429 (Retry-After becomes
-// the next delay), 8 attempts; a bad key or request is not retried.
+/** One events call per activity on the API task queue, where the rate budget lives. */
 function apiActivities(taskQueue: string) {
-  return proxyActivities<EventActivities>({
-    taskQueue,
-    startToCloseTimeout: '2 minutes',
-    heartbeatTimeout: '30 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: 8,
-      nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
-    },
-  });
+  return proxyActivities<EventActivities>(activityOptions('pageFetch', { taskQueue }));
 }
 
 export const eventsPullProgressQuery = defineQuery<EventsPullProgress>(QUERY_PROGRESS);

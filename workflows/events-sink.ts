@@ -23,14 +23,10 @@ import {
   type SinkWindowSettings,
 } from '../pipeline/events-types.js';
 import { QUERY_PROGRESS } from '../pipeline/run-types.js';
+import { activityOptions } from '../pipeline/attempts.js';
 
-// Committing rewrites the window's table from object-store files: retried without limit (an
-// acknowledged event must land), with backoff, and heartbeating so a dead worker is noticed.
-const { commitEventWindow } = proxyActivities<EventActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute' },
-});
+// Retried without limit: an acknowledged event must land.
+const { commitEventWindow } = proxyActivities<EventActivities>(activityOptions('eventWindow'));
 
 export const eventsLandedSignal = defineSignal<[EventsLanded]>(EVENTS_LANDED_SIGNAL);
 export const eventWindowQuery = defineQuery<EventWindowState>(QUERY_PROGRESS);

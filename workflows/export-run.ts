@@ -16,11 +16,10 @@ import {
   proxyActivities,
   setHandler,
   workflowInfo,
-  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { ExportActivities } from '../activities/export.js';
 import { OFFSET_CAP } from '../contract/limits.js';
-import { NON_RETRYABLE_API_ERRORS } from './batch-stage.js';
+import { ACTIVITY_KINDS, activityOptions, isRetryable } from '../pipeline/attempts.js';
 import { buildExportPlan } from '../pipeline/export-plan.js';
 import {
   planSlices,
@@ -43,13 +42,6 @@ import type {
 } from '../pipeline/export-types.js';
 import { QUERY_PROGRESS, type ApiRetryPolicy, type RunLocation } from '../pipeline/run-types.js';
 
-/** Errors no retry can fix on an export call, on top of the client's. */
-const NON_RETRYABLE_EXPORT_ERRORS = [
-  ...NON_RETRYABLE_API_ERRORS,
-  'JobSpecError',
-  'ExportSpecError',
-  'CursorUnsupportedError',
-];
 /** Errors that stop the whole export: nothing else can succeed either. */
 const FATAL_ERRORS = new Set([
   'AuthError',
@@ -61,7 +53,7 @@ const FATAL_ERRORS = new Set([
 /** Business filters whose split counts come from one `stats` call instead of a probe per value. */
 const STATS_FIELDS = ['company_size', 'company_revenue'];
 
-const DEFAULT_ATTEMPTS = 8;
+const DEFAULT_ATTEMPTS = ACTIVITY_KINDS.pageFetch.retry.maximumAttempts;
 const DEFAULT_WINDOW = 64;
 const DEFAULT_PAGE_SIZE = 100;
 /** Page activities completed per workflow run before continuing as new. */
@@ -69,41 +61,18 @@ const UNITS_PER_GENERATION = 1_000;
 /** Failures kept in detail; beyond this only counted (the failures table lists the first ones). */
 const MAX_FAILURE_DETAILS = 1_000;
 
-// Checking, planning and committing: the committing ones read and write whole tables, so they are
-// long and heartbeat; a retry starts over and overwrites its deterministic outputs.
-const { prepareExport, saveExportPlan, commitExportRecords, commitExportPosts, commitExport } =
-  proxyActivities<ExportActivities>({
-    startToCloseTimeout: '2 hours',
-    heartbeatTimeout: '2 minutes',
-    retry: {
-      initialInterval: '2 seconds',
-      maximumInterval: '1 minute',
-      maximumAttempts: 10,
-      nonRetryableErrorTypes: ['JobSpecError', 'ExportSpecError', 'InvalidLocationError'],
-    },
-  });
+const { prepareExport } = proxyActivities<ExportActivities>(activityOptions('tablePlanning'));
+const { commitExportRecords, commitExportPosts, commitExport } = proxyActivities<ExportActivities>(
+  activityOptions('tableCommit'),
+);
+const { saveExportPlan, finishSlice } = proxyActivities<ExportActivities>(activityOptions('bookkeeping'));
 
-// Marking a slice done is one small object-store write: short timeout, plenty of retries.
-const { finishSlice } = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumInterval: '30 seconds' },
-});
-
-// Calls to the service, one per activity on the API task queue (the shared rate budget): retried with
-// backoff for timeouts, 5xx and 429 (after its Retry-After); a call still failing is recorded.
+// Calls to the service, one per activity on the API task queue (the shared rate budget): backoff for
+// timeouts, 5xx and 429 (after its Retry-After); a call still failing is recorded.
 function apiActivities(taskQueue: string, retry: ApiRetryPolicy = {}, callTimeoutMs = 60_000) {
-  const options: ActivityOptions = {
-    taskQueue,
-    startToCloseTimeout: callTimeoutMs,
-    retry: {
-      initialInterval: retry.initialIntervalMs ?? 1_000,
-      backoffCoefficient: 2,
-      maximumInterval: retry.maximumIntervalMs ?? 60_000,
-      maximumAttempts: retry.maximumAttempts ?? DEFAULT_ATTEMPTS,
-      nonRetryableErrorTypes: NON_RETRYABLE_EXPORT_ERRORS,
-    },
-  };
-  return proxyActivities<ExportActivities>(options);
+  return proxyActivities<ExportActivities>(
+    activityOptions('pageFetch', { taskQueue, retry, startToCloseTimeoutMs: callTimeoutMs }),
+  );
 }
 
 export const exportProgressQuery = defineQuery<ExportProgress>(QUERY_PROGRESS);
@@ -140,7 +109,7 @@ function failureInfo(error: unknown): FailureInfo {
   return {
     type,
     message: message.slice(0, 500),
-    retriedOut: !NON_RETRYABLE_EXPORT_ERRORS.includes(type),
+    retriedOut: isRetryable(type),
     failure: app,
   };
 }
