@@ -1,15 +1,23 @@
 // The provider's published OpenAPI document (reference, version 0.2.273) in this project's names, as
 // validators of its response schemas and as the source of its example requests. The document is
 // OpenAPI 3.0: `nullable` becomes a null branch, and its case-insensitive `(?i)` patterns a regex flag.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
-/** Where the shared reference material lives (beside the checkout, as the project README says). */
+const DOCUMENT = 'shared/reference/provider-openapi-0.2.273.json';
+
+/**
+ * Where the shared reference material lives: `PROVIDER_OPENAPI`, else beside the checkout (as the
+ * project README says), else the workplace's shared folder (CI runs on a clone somewhere else).
+ */
 export const PROVIDER_DOCUMENT_PATH =
   process.env.PROVIDER_OPENAPI ??
-  path.resolve(import.meta.dirname, '../../../shared/reference/provider-openapi-0.2.273.json');
+  [path.resolve(import.meta.dirname, '../../..', DOCUMENT), path.join('/work', DOCUMENT)].find((p) =>
+    existsSync(p),
+  ) ??
+  path.resolve(import.meta.dirname, '../../..', DOCUMENT);
 
 /** The reference name map: the provider's names → this project's. */
 export const NAME_MAP: Readonly<Record<string, string>> = {
