@@ -15,8 +15,8 @@ export {
   type OpenedLocation,
 } from './open-store.js';
 export { describeLocation, sha256File, withLocalCopy, type FileLocation } from './files.js';
-export * from './input-reader.js';
-export { CsvParser, sniffCsvDelimiter } from './csv-parser.js';
+export * from './input/index.js';
+export { CsvParser, sniffCsvDelimiter } from './input/csv-parser.js';
 export {
   openDuckDB,
   withDuckDb,

@@ -10,12 +10,12 @@ import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileLocation } from './files.js';
-import { detectInputFormat, InputFileError, openInputFile, type InputFormat } from './input-reader.js';
+import { detectInputFormat, InputFileError, openInputFile, type InputFormat } from './input/index.js';
 import { MATCH_FIELDS, type InputSpec, type MatchField } from '../pipeline/run-types.js';
 import { sqlIdent, sqlString } from './duckdb.js';
 import { KeyIndex } from './key-index.js';
 
-export { InputFileError } from './input-reader.js';
+export { InputFileError } from './input/index.js';
 
 type InputField = MatchField | 'business_id';
 

@@ -1,7 +1,7 @@
 // The CSV parser: RFC 4180 records with physical line numbers, recovery from a quote left open, and the
 // same result however the text is split into chunks.
 import { describe, expect, it } from 'vitest';
-import { CsvParser, sniffCsvDelimiter, type CsvParseOutput } from '../../storage/csv-parser.js';
+import { CsvParser, sniffCsvDelimiter, type CsvParseOutput } from '../../storage/input/csv-parser.js';
 
 function parse(pieces: string[], delimiter = ',', maxRecordChars?: number): CsvParseOutput {
   const parser = new CsvParser({ delimiter, maxRecordChars });
