@@ -54,3 +54,24 @@ export function resolveTool(tool: ToolName, env: NodeJS.ProcessEnv = process.env
   }
   throw new ToolNotFoundError(tool);
 }
+
+/**
+ * The Temporal server and its SQL schema tool, built from one module by `install-tools.sh --cluster`
+ * into `<cache>/temporal-server/<version>/` (only the cluster test needs them). The version must match
+ * the installer's TEMPORAL_SERVER_VERSION, docker-compose.yml and docs/deployment.md.
+ */
+export const TEMPORAL_SERVER_VERSION = 'v1.30.6';
+export type ClusterToolName = 'temporal-server' | 'temporal-sql-tool';
+
+export function resolveClusterTool(tool: ClusterToolName, env: NodeJS.ProcessEnv = process.env): string {
+  const configured = env.ENRICHFLOW_TEMPORAL_SERVER_BIN;
+  const dir = configured
+    ? path.dirname(configured)
+    : path.join(toolsCacheDir(env), 'temporal-server', TEMPORAL_SERVER_VERSION);
+  const file = configured && tool === 'temporal-server' ? configured : path.join(dir, tool);
+  if (isExecutable(file)) return file;
+  throw new Error(
+    `${tool} ${TEMPORAL_SERVER_VERSION} was not found at ${file}. Build it with 'bash scripts/install-tools.sh --cluster' ` +
+      `(or set ENRICHFLOW_TEMPORAL_SERVER_BIN to a temporal-server binary with temporal-sql-tool beside it).`,
+  );
+}

@@ -1,14 +1,16 @@
 #!/bin/sh
-# One-shot schema job (temporalio/admin-tools): creates Temporal's two PostgreSQL databases if missing
-# and brings their schemas up to the version of the admin-tools image. Safe to run on every
-# `docker compose up`: existing databases are kept and `update-schema` applies only newer versions.
+# Creates Temporal's two PostgreSQL databases if missing and brings their schemas up to the version of
+# the temporal-sql-tool that runs it (the schemas are built into the tool, so its version is the
+# server's). Safe to run on every start: existing databases are kept and `update-schema` applies only
+# newer versions. docker-compose.yml runs it in the admin-tools image (the `temporal-schema` job); the
+# cluster test runs it with the tool the tools installer builds (scripts/install-tools.sh --cluster).
 set -eu
 
 : "${POSTGRES_SEEDS:?POSTGRES_SEEDS is required}"
 : "${POSTGRES_USER:?POSTGRES_USER is required}"
 : "${SQL_PASSWORD:?SQL_PASSWORD is required}"
 PORT="${DB_PORT:-5432}"
-SCHEMA=/etc/temporal/schema/postgresql/v12
+export SQL_PASSWORD
 
 sql() {
   temporal-sql-tool --plugin postgres12 --ep "$POSTGRES_SEEDS" -p "$PORT" -u "$POSTGRES_USER" "$@"
@@ -20,7 +22,7 @@ for db in temporal temporal_visibility; do
 done
 
 sql --db temporal setup-schema -v 0.0
-sql --db temporal update-schema -d "$SCHEMA/temporal/versioned"
+sql --db temporal update-schema --schema-name postgresql/v12/temporal
 sql --db temporal_visibility setup-schema -v 0.0
-sql --db temporal_visibility update-schema -d "$SCHEMA/visibility/versioned"
+sql --db temporal_visibility update-schema --schema-name postgresql/v12/visibility
 echo "Temporal schemas are up to date"

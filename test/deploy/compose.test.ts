@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { buildProgram } from '../../cli/main.js';
 import { loadConfig, SETTINGS } from '../../config/index.js';
+import { TEMPORAL_SERVER_VERSION } from '../../stack/tools.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -86,10 +87,10 @@ describe('docker-compose.yml', () => {
       expect(names, name).toContain(name);
     }
     // Temporal on PostgreSQL, its schema set up before the server starts.
-    expect(compose.services.temporal!.environment).toMatchObject({
-      DB: 'postgres12',
-      POSTGRES_SEEDS: 'postgres',
-    });
+    expect(compose.services.temporal!.environment).toMatchObject({ POSTGRES_SEEDS: 'postgres' });
+    expect(read('deploy/temporal/server.yaml')).toMatch(
+      /pluginName: postgres12\n[\s\S]*pluginName: postgres12\n/,
+    );
     expect(compose.services.temporal!.depends_on).toEqual({
       'temporal-schema': { condition: 'service_completed_successfully' },
     });
@@ -293,6 +294,85 @@ describe('docker-compose.yml', () => {
   });
 });
 
+// The cluster test (test/cluster) runs the Temporal server natively, built from source at one version,
+// with deploy/temporal's configuration and scripts. Compose and the deployment guide must describe that
+// same server: the same version, the same schema steps, the same settings.
+describe('docker-compose.yml, docs/deployment.md and the cluster test agree', () => {
+  const version = TEMPORAL_SERVER_VERSION.replace(/^v/, '');
+  const temporal = compose.services.temporal!;
+  const env = temporal.environment ?? {};
+  const mounted = (file: string) =>
+    (temporal.volumes ?? []).find((v) => v.startsWith(`./deploy/temporal/${file}:`))?.split(':')[1];
+
+  test('one Temporal server version: the tools installer, the test, the images and the guide', () => {
+    expect(read('scripts/install-tools.sh')).toContain(
+      `TEMPORAL_SERVER_VERSION="\${ENRICHFLOW_TEMPORAL_SERVER_VERSION:-${TEMPORAL_SERVER_VERSION}}"`,
+    );
+    const temporalImages = services
+      .map(([, service]) => service.image ?? '')
+      .filter((image) => /^temporalio\/(server|admin-tools):/.test(image));
+    expect(temporalImages.length).toBe(3);
+    for (const image of temporalImages) expect(image.split(':')[1]).toBe(version);
+    const guide = read('docs/deployment.md');
+    const named = [...guide.matchAll(/temporalio\/(?:server|admin-tools):([\w.-]+)/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(named)).toEqual(new Set([version]));
+    expect(guide).toContain(`go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}`);
+  });
+
+  test('the server reads the configuration file the test starts it with', () => {
+    expect(env.TEMPORAL_SERVER_CONFIG_FILE_PATH).toBe(mounted('server.yaml'));
+    expect(env.DYNAMIC_CONFIG_FILE_PATH).toBe(mounted('dynamicconfig.yaml'));
+    const source = read('stack/temporal-server.ts');
+    for (const file of ['server.yaml', 'dynamicconfig.yaml', 'setup-postgres.sh', 'create-namespace.sh'])
+      expect(source, file).toContain(`'${file}'`);
+    // Every variable compose gives the server is one the configuration reads (or the server itself:
+    // the configuration path and the no-authorizer switch), and the other way round for PostgreSQL's.
+    const config = read('deploy/temporal/server.yaml');
+    expect(config.split('\n')[0]).toBe('# enable-template');
+    const reads = new Set([...config.matchAll(/env "(\w+)"/g)].map((m) => m[1]));
+    for (const name of Object.keys(env)) {
+      if (['TEMPORAL_SERVER_CONFIG_FILE_PATH', 'TEMPORAL_ALLOW_NO_AUTH'].includes(name)) continue;
+      expect(reads, name).toContain(name);
+    }
+    for (const name of ['POSTGRES_SEEDS', 'DB_PORT', 'POSTGRES_USER', 'POSTGRES_PWD'])
+      expect(Object.keys(env), name).toContain(name);
+  });
+
+  test('the same schema and namespace jobs, against the same PostgreSQL user and password', () => {
+    const schema = compose.services['temporal-schema']!;
+    expect(schema.entrypoint).toEqual(['/bin/sh', '/deploy/setup-postgres.sh']);
+    expect(schema.volumes).toContain('./deploy/temporal/setup-postgres.sh:/deploy/setup-postgres.sh:ro');
+    const namespace = compose.services['temporal-namespace']!;
+    expect(namespace.volumes).toContain(
+      './deploy/temporal/create-namespace.sh:/deploy/create-namespace.sh:ro',
+    );
+    const postgres = compose.services.postgres!.environment ?? {};
+    expect(schema.environment?.POSTGRES_USER).toBe(postgres.POSTGRES_USER);
+    expect(env.POSTGRES_USER).toBe(postgres.POSTGRES_USER);
+    expect(withDefaults(schema.environment?.SQL_PASSWORD ?? '')).toBe(
+      withDefaults(postgres.POSTGRES_PASSWORD ?? ''),
+    );
+    expect(withDefaults(env.POSTGRES_PWD ?? '')).toBe(withDefaults(postgres.POSTGRES_PASSWORD ?? ''));
+    // The test's PostgreSQL cluster has the same superuser and password (stack/postgres.ts defaults).
+    const cluster = read('stack/postgres.ts');
+    expect(cluster).toContain(`options.user ?? '${postgres.POSTGRES_USER}'`);
+    expect(cluster).toContain(`options.password ?? '${withDefaults(postgres.POSTGRES_PASSWORD ?? '')}'`);
+    // Schemas come from the tool itself, so they always match the server version.
+    const script = read('deploy/temporal/setup-postgres.sh');
+    expect(script).toContain('--schema-name postgresql/v12/temporal');
+    expect(script).toContain('--schema-name postgresql/v12/visibility');
+    const guide = read('docs/deployment.md');
+    for (const step of [
+      'setup-postgres.sh',
+      'create-namespace.sh',
+      'deploy/temporal/server.yaml',
+      'npm run test:cluster',
+    ])
+      expect(guide, step).toContain(step);
+  });
+});
+
 describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile');
   const lines = dockerfile.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
@@ -320,6 +400,21 @@ describe('Dockerfile', () => {
     // Every folder the TypeScript build compiles is copied in.
     const build = JSON.parse(read('tsconfig.build.json')) as { include: string[] };
     for (const folder of build.include) expect(dockerfile, folder).toContain(`COPY ${folder} ./${folder}`);
+  });
+
+  test('the base image is the pinned build of the newest supported Node line, and engines allow every line', () => {
+    const pins: Record<string, string> = Object.fromEntries(
+      [...read('scripts/node-lines.sh').matchAll(/^\s+(\d+)\) echo "(\d+\.\d+\.\d+)" ;;$/gm)].map(
+        (m): [string, string] => [m[1] ?? '', m[2] ?? ''],
+      ),
+    );
+    const lines = /^NODE_SUPPORTED_LINES="([\d ]+)"$/m.exec(read('scripts/node-lines.sh'))![1]!.split(' ');
+    expect(Object.keys(pins).sort()).toEqual([...lines].sort());
+    const newest = String(Math.max(...lines.map(Number)));
+    const from = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
+    for (const line of from) expect(line).toContain(`FROM node:${pins[newest]}-`);
+    const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+    expect(engines).toBe(`>=${Math.min(...lines.map(Number))}`);
   });
 
   test('the build context leaves out local state', () => {
