@@ -1,8 +1,9 @@
 // ObjectStore over a local folder: keys are paths under the root. Whole-object writes go to a
 // temporary name in the same folder and are renamed into place, so readers never see a partial file.
-// Unlike S3, a key cannot be both an object and a folder of other objects (`a` and `a/b`).
+// Unlike S3, a key cannot be both an object and a folder of other objects (`a` and `a/b`). Copies go
+// through streams rather than `copyFile`, which cannot be interrupted, so an abort stops them midway.
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -11,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import {
   assertObjectKey,
   assertObjectPrefix,
+  destroyOnAbort,
   ObjectNotFoundError,
   ObjectStoreError,
   type ObjectInfo,
@@ -56,6 +58,13 @@ export async function writeFileAtomically(
   }
 }
 
+/** Copies a file through streams (1 MiB pieces), stopping when `signal` fires. */
+function copyStreaming(source: string, target: string, signal: AbortSignal | undefined): Promise<void> {
+  return pipeline(createReadStream(source, { highWaterMark: 1 << 20 }), createWriteStream(target), {
+    signal,
+  });
+}
+
 export class LocalObjectStore implements ObjectStore {
   readonly root: string;
   readonly url: string;
@@ -74,7 +83,12 @@ export class LocalObjectStore implements ObjectStore {
     return `${this.url.replace(/\/$/, '')}/${key}`;
   }
 
-  private wrap(error: unknown, key: string, operation: string): never {
+  /**
+   * Rethrows as an `ObjectStoreError` (`ObjectNotFoundError` for a missing file); once `signal` has
+   * fired, as the signal's reason instead (Node's own AbortErrors carry it only as their cause).
+   */
+  private wrap(error: unknown, key: string, operation: string, signal?: AbortSignal): never {
+    signal?.throwIfAborted();
     const code = errnoCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
       throw new ObjectNotFoundError(this.where(key), { cause: error });
@@ -99,7 +113,8 @@ export class LocalObjectStore implements ObjectStore {
         }
       });
     } catch (error) {
-      this.wrap(error, key, 'put');
+      if (typeof body !== 'string' && !(body instanceof Uint8Array) && !body.destroyed) body.destroy();
+      this.wrap(error, key, 'put', options.signal);
     }
   }
 
@@ -107,8 +122,9 @@ export class LocalObjectStore implements ObjectStore {
     const file = this.fileFor(key);
     try {
       options.signal?.throwIfAborted();
-      await writeFileAtomically(file, (temp) => fs.copyFile(filePath, temp));
+      await writeFileAtomically(file, (temp) => copyStreaming(filePath, temp, options.signal));
     } catch (error) {
+      options.signal?.throwIfAborted();
       if (errnoCode(error) === 'ENOENT') {
         throw new ObjectStoreError(`putFile: local file ${filePath} does not exist`, 'ENOENT', filePath, {
           cause: error,
@@ -118,19 +134,21 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async getStream(key: string, _options: TransferOptions = {}): Promise<Readable> {
+  async getStream(key: string, options: TransferOptions = {}): Promise<Readable> {
     const file = this.fileFor(key);
     try {
+      options.signal?.throwIfAborted();
       // Opening first turns a missing file into an error here, not a later stream 'error' event.
       const handle = await fs.open(file, 'r');
       const stat = await handle.stat();
-      if (!stat.isFile()) {
+      if (!stat.isFile() || options.signal?.aborted) {
         await handle.close();
+        options.signal?.throwIfAborted();
         throw new ObjectNotFoundError(this.where(key));
       }
-      return handle.createReadStream({ highWaterMark: 1 << 20 });
+      return destroyOnAbort(handle.createReadStream({ highWaterMark: 1 << 20 }), options.signal);
     } catch (error) {
-      this.wrap(error, key, 'get');
+      this.wrap(error, key, 'get', options.signal);
     }
   }
 
@@ -138,7 +156,7 @@ export class LocalObjectStore implements ObjectStore {
     try {
       return await fs.readFile(this.fileFor(key), { signal: options.signal });
     } catch (error) {
-      this.wrap(error, key, 'get');
+      this.wrap(error, key, 'get', options.signal);
     }
   }
 
@@ -146,13 +164,16 @@ export class LocalObjectStore implements ObjectStore {
     const source = this.fileFor(key);
     try {
       options.signal?.throwIfAborted();
-      await writeFileAtomically(path.resolve(filePath), (temp) => fs.copyFile(source, temp));
+      await writeFileAtomically(path.resolve(filePath), (temp) =>
+        copyStreaming(source, temp, options.signal),
+      );
     } catch (error) {
-      this.wrap(error, key, 'download');
+      this.wrap(error, key, 'download', options.signal);
     }
   }
 
-  async head(key: string): Promise<ObjectInfo | undefined> {
+  async head(key: string, options: TransferOptions = {}): Promise<ObjectInfo | undefined> {
+    options.signal?.throwIfAborted();
     try {
       const stat = await fs.stat(this.fileFor(key));
       return stat.isFile() ? { key, size: stat.size, lastModified: stat.mtime } : undefined;
@@ -163,18 +184,20 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async exists(key: string): Promise<boolean> {
-    return (await this.head(key)) !== undefined;
+  async exists(key: string, options: TransferOptions = {}): Promise<boolean> {
+    return (await this.head(key, options)) !== undefined;
   }
 
-  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+  async *list(prefix: string, options: TransferOptions = {}): AsyncIterable<ObjectInfo> {
     assertObjectPrefix(prefix);
+    const { signal } = options;
     // Walk only the folder the prefix names, then filter by the plain string prefix, as S3 does.
     const slash = prefix.lastIndexOf('/');
     const baseKey = slash >= 0 ? prefix.slice(0, slash) : '';
     const baseDir = baseKey ? path.join(this.root, ...baseKey.split('/')) : this.root;
     const keys: string[] = [];
     const walk = async (dir: string, keyPrefix: string): Promise<void> => {
+      signal?.throwIfAborted();
       let entries;
       try {
         entries = await fs.readdir(dir, { withFileTypes: true });
@@ -199,13 +222,14 @@ export class LocalObjectStore implements ObjectStore {
     await walk(baseDir, baseKey);
     keys.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     for (const key of keys) {
-      const info = await this.head(key);
+      const info = await this.head(key, options);
       if (info) yield info; // deleted since the walk: skip, as a later S3 page would
     }
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(key: string, options: TransferOptions = {}): Promise<void> {
     const file = this.fileFor(key);
+    options.signal?.throwIfAborted();
     try {
       await fs.rm(file, { force: true });
     } catch (error) {
@@ -214,12 +238,12 @@ export class LocalObjectStore implements ObjectStore {
     await this.pruneEmptyFolders(path.dirname(file));
   }
 
-  async deletePrefix(prefix: string): Promise<number> {
+  async deletePrefix(prefix: string, options: TransferOptions = {}): Promise<number> {
     if (prefix === '')
       throw new ObjectStoreError('deletePrefix refuses an empty prefix', 'EMPTY_PREFIX', this.url);
     let count = 0;
-    for await (const info of this.list(prefix)) {
-      await this.delete(info.key);
+    for await (const info of this.list(prefix, options)) {
+      await this.delete(info.key, options);
       count += 1;
     }
     return count;

@@ -10,8 +10,12 @@ export interface ObjectInfo {
   lastModified: Date;
 }
 
+/** What every operation that can wait takes (the name is older than the operations beyond transfers). */
 export interface TransferOptions {
-  /** Aborts the transfer; the operation rejects and leaves no partial object behind. */
+  /**
+   * Aborts the operation: it rejects promptly with the signal's reason, whatever was under way (a request,
+   * a stream, a listing), and a write leaves no partial object behind.
+   */
   signal?: AbortSignal;
 }
 
@@ -44,15 +48,18 @@ export interface ObjectStore {
   downloadToFile(key: string, filePath: string, options?: TransferOptions): Promise<void>;
 
   /** Metadata, or undefined when there is no such object. */
-  head(key: string): Promise<ObjectInfo | undefined>;
-  exists(key: string): Promise<boolean>;
+  head(key: string, options?: TransferOptions): Promise<ObjectInfo | undefined>;
+  exists(key: string, options?: TransferOptions): Promise<boolean>;
   /** Every object whose key starts with `prefix` (a plain string prefix, as in S3), in key order. */
-  list(prefix: string): AsyncIterable<ObjectInfo>;
+  list(prefix: string, options?: TransferOptions): AsyncIterable<ObjectInfo>;
 
   /** Deletes one object; deleting a missing object is not an error. */
-  delete(key: string): Promise<void>;
-  /** Deletes every object under `prefix`; returns how many were deleted. An empty prefix is refused. */
-  deletePrefix(prefix: string): Promise<number>;
+  delete(key: string, options?: TransferOptions): Promise<void>;
+  /**
+   * Deletes every object under `prefix`; returns how many were deleted. An empty prefix is refused.
+   * Aborted midway, the objects deleted so far stay deleted.
+   */
+  deletePrefix(prefix: string, options?: TransferOptions): Promise<number>;
 
   /**
    * The object's file on this machine when the store is a local folder (so DuckDB can read it in
@@ -62,6 +69,22 @@ export interface ObjectStore {
 
   /** Releases what the store holds (an S3 client's sockets); the store is unusable afterwards. */
   close(): void;
+}
+
+/**
+ * Destroys `stream` with the signal's reason when the signal fires, so whoever is reading it rejects with
+ * that reason at once instead of waiting on the next bytes.
+ */
+export function destroyOnAbort<T extends Readable>(stream: T, signal: AbortSignal | undefined): T {
+  if (!signal) return stream;
+  const onAbort = () => stream.destroy(signal.reason as Error);
+  if (signal.aborted) {
+    onAbort();
+    return stream;
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  stream.once('close', () => signal.removeEventListener('abort', onAbort));
+  return stream;
 }
 
 /** Thrown when an object store operation fails; `code` is the S3 error name or the Node error code. */

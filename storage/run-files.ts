@@ -1,10 +1,11 @@
-// The files of one run, addressed by keys relative to the run's prefix in its object store.
+// The files of one run, addressed by keys relative to the run's prefix in its object store. A signal
+// given when the run's files are opened (or to one call) reaches every request, stream and copy below.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { ObjectStore } from './object-store.js';
+import type { ObjectStore, TransferOptions } from './object-store.js';
 import type { RunLocation } from '../pipeline/run-types.js';
 
 /** Opens the object store behind an output location (`s3://bucket/prefix/` or a local folder). */
@@ -12,18 +13,27 @@ export type StoreResolver = (location: string) => { store: ObjectStore; prefix: 
 
 export class RunFiles {
   readonly root: string;
+  /** Aborts every operation on these files that is not given a signal of its own. */
+  readonly signal: AbortSignal | undefined;
 
   constructor(
     readonly store: ObjectStore,
     prefix: string,
     readonly runId: string,
+    options: TransferOptions = {},
   ) {
     this.root = [prefix.replace(/\/+$/, ''), runId].filter(Boolean).join('/') + '/';
+    this.signal = options.signal;
   }
 
-  static open(resolve: StoreResolver, run: RunLocation): RunFiles {
+  static open(resolve: StoreResolver, run: RunLocation, options: TransferOptions = {}): RunFiles {
     const { store, prefix } = resolve(run.output);
-    return new RunFiles(store, prefix, run.runId);
+    return new RunFiles(store, prefix, run.runId, options);
+  }
+
+  /** The signal an operation runs under: its own, else the one these files were opened with. */
+  signalFor(options: TransferOptions = {}): TransferOptions {
+    return { signal: options.signal ?? this.signal };
   }
 
   key(relative: string): string {
@@ -35,17 +45,21 @@ export class RunFiles {
     return `${this.store.url.replace(/\/+$/, '')}/${this.root}`;
   }
 
-  async getJson<T>(relative: string): Promise<T> {
-    return JSON.parse((await this.store.getBytes(this.key(relative))).toString('utf8')) as T;
+  async getJson<T>(relative: string, options?: TransferOptions): Promise<T> {
+    const bytes = await this.store.getBytes(this.key(relative), this.signalFor(options));
+    return JSON.parse(bytes.toString('utf8')) as T;
   }
 
-  async putJson(relative: string, value: unknown): Promise<void> {
-    await this.store.put(this.key(relative), JSON.stringify(value), { contentType: 'application/json' });
+  async putJson(relative: string, value: unknown, options?: TransferOptions): Promise<void> {
+    await this.store.put(this.key(relative), JSON.stringify(value), {
+      contentType: 'application/json',
+      ...this.signalFor(options),
+    });
   }
 
-  async list(relativePrefix: string): Promise<string[]> {
+  async list(relativePrefix: string, options?: TransferOptions): Promise<string[]> {
     const keys: string[] = [];
-    for await (const info of this.store.list(this.key(relativePrefix)))
+    for await (const info of this.store.list(this.key(relativePrefix), this.signalFor(options)))
       keys.push(info.key.slice(this.root.length));
     return keys;
   }
@@ -61,6 +75,7 @@ export async function gatherLines(
   keys: readonly string[],
   target: string,
   onProgress?: (gathered: number) => void,
+  options?: TransferOptions,
 ): Promise<string | undefined> {
   if (keys.length === 0) return undefined;
   let opened = false;
@@ -68,7 +83,7 @@ export async function gatherLines(
     opened = true;
     return target;
   };
-  await appendFiles(files, keys, only, Infinity, onProgress);
+  await appendFiles(files, keys, only, Infinity, onProgress, files.signalFor(options).signal);
   // Only empty objects: the target is still there, empty.
   if (!opened) await (await open(target, 'w')).close();
   return target;
@@ -86,8 +101,11 @@ export async function gatherLineParts(
   dir: string,
   partBytes: number,
   onProgress?: (gathered: number) => void,
+  options?: TransferOptions,
 ): Promise<string[]> {
   if (keys.length === 0) return [];
+  const { signal } = files.signalFor(options);
+  signal?.throwIfAborted();
   await mkdir(dir, { recursive: true });
   const parts: string[] = [];
   await appendFiles(
@@ -100,6 +118,7 @@ export async function gatherLineParts(
     },
     partBytes,
     onProgress,
+    signal,
   );
   return parts;
 }
@@ -110,11 +129,13 @@ async function appendFiles(
   keys: readonly string[],
   nextFile: () => string,
   partBytes: number,
-  onProgress?: (gathered: number) => void,
+  onProgress: ((gathered: number) => void) | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
+  signal?.throwIfAborted();
   const inPlace = keys.map((key) => files.store.localPath(files.key(key)));
   if (inPlace.every((file): file is string => file !== undefined)) {
-    await appendLocal(inPlace, nextFile, partBytes, onProgress);
+    await appendLocal(inPlace, nextFile, partBytes, onProgress, signal);
     return;
   }
   const out = new PartWriter(nextFile, partBytes);
@@ -124,7 +145,9 @@ async function appendFiles(
     await Promise.all(
       keys.map((key) =>
         limit(async () => {
-          const bytes = await files.store.getBytes(files.key(key));
+          // Queued behind the limit, a key is not fetched once the signal has fired.
+          signal?.throwIfAborted();
+          const bytes = await files.store.getBytes(files.key(key), { signal });
           await out.append(bytes, bytes.length);
           if (++gathered % 500 === 0) onProgress?.(gathered);
         }),
@@ -145,7 +168,8 @@ async function appendLocal(
   sources: readonly string[],
   nextFile: () => string,
   partBytes: number,
-  onProgress?: (gathered: number) => void,
+  onProgress: ((gathered: number) => void) | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   const out = new PartWriter(nextFile, partBytes);
   let next = 0;
@@ -158,6 +182,8 @@ async function appendLocal(
       let length = 0;
       try {
         for (;;) {
+          // File handles take no signal: look between reads.
+          signal?.throwIfAborted();
           if (length === buffer.length) {
             const larger = Buffer.allocUnsafe(buffer.length * 2);
             buffer.copy(larger, 0, 0, length);
@@ -231,7 +257,10 @@ export async function downloadAll(
   keys: readonly string[],
   dir: string,
   onProgress?: (downloaded: number) => void,
+  options?: TransferOptions,
 ): Promise<string[]> {
+  const { signal } = files.signalFor(options);
+  signal?.throwIfAborted();
   await mkdir(dir, { recursive: true });
   const limit = pLimit(16);
   let done = 0;
@@ -240,8 +269,9 @@ export async function downloadAll(
       limit(async () => {
         const inPlace = files.store.localPath(files.key(key));
         if (inPlace) return inPlace;
+        signal?.throwIfAborted();
         const local = path.join(dir, `${String(i).padStart(7, '0')}${path.extname(key)}`);
-        await files.store.downloadToFile(files.key(key), local);
+        await files.store.downloadToFile(files.key(key), local, { signal });
         if (++done % 200 === 0) onProgress?.(done);
         return local;
       }),

@@ -1,7 +1,9 @@
 // ObjectStore over an S3 bucket (AWS or an S3-compatible server such as versitygw) with the AWS SDK.
 // Streams and files go up through lib-storage's Upload (multipart when larger than one part); the SDK's
-// default checksum behaviour is kept, so every upload is integrity-checked end to end.
+// default checksum behaviour is kept, so every upload is integrity-checked end to end. Every request
+// carries the caller's abort signal, so a cancelled operation stops on the wire, not after it.
 import {
+  AbortMultipartUploadCommand,
   CreateBucketCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
@@ -21,6 +23,7 @@ import { writeFileAtomically } from './local-store.js';
 import {
   assertObjectKey,
   assertObjectPrefix,
+  destroyOnAbort,
   ObjectNotFoundError,
   ObjectStoreError,
   type ObjectInfo,
@@ -104,6 +107,23 @@ function isNotFound(error: unknown): boolean {
 
 const DELETE_BATCH = 1000; // S3's limit per DeleteObjects request
 
+/**
+ * The client as lib-storage's `Upload` should see it: every request it sends carries `signal`, which
+ * `Upload` itself does not pass on (its `abort()` only stops waiting). The one exception is the request
+ * that aborts the multipart upload, which has to go out after the signal has fired.
+ */
+function clientAbortingWith(client: S3Client, signal: AbortSignal): S3Client {
+  return new Proxy(client, {
+    get(target, property) {
+      if (property !== 'send') return Reflect.get(target, property, target) as unknown;
+      return (command: Parameters<S3Client['send']>[0], options?: { abortSignal?: AbortSignal }) =>
+        command instanceof AbortMultipartUploadCommand
+          ? target.send(command, options)
+          : target.send(command, { ...options, abortSignal: signal });
+    },
+  });
+}
+
 export class S3ObjectStore implements ObjectStore {
   readonly bucket: string;
   readonly client: S3Client;
@@ -127,7 +147,9 @@ export class S3ObjectStore implements ObjectStore {
     return `${this.url}/${key}`;
   }
 
-  private wrap(error: unknown, key: string, operation: string): never {
+  /** Rethrows as an `ObjectStoreError`; once `signal` has fired, as the signal's reason instead. */
+  private wrap(error: unknown, key: string, operation: string, signal?: AbortSignal): never {
+    signal?.throwIfAborted();
     if (error instanceof ObjectStoreError) throw error;
     if (isNotFound(error) && (error as SdkError).name !== 'NoSuchBucket') {
       throw new ObjectNotFoundError(this.where(key), { cause: error });
@@ -175,7 +197,7 @@ export class S3ObjectStore implements ObjectStore {
           { abortSignal: options.signal },
         );
       } catch (error) {
-        this.wrap(error, key, 'put');
+        this.wrap(error, key, 'put', options.signal);
       }
       return;
     }
@@ -189,23 +211,28 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private async upload(key: string, body: Readable, options: PutOptions): Promise<void> {
-    const abortController = new AbortController();
-    const onAbort = () => abortController.abort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const { signal } = options;
+    if (signal?.aborted) {
+      body.destroy();
+      signal.throwIfAborted();
+    }
     const upload = new Upload({
-      client: this.client,
+      client: signal ? clientAbortingWith(this.client, signal) : this.client,
       params: { Bucket: this.bucket, Key: key, Body: body, ContentType: options.contentType },
       partSize: this.partSize,
       queueSize: this.queueSize,
       // An upload that fails is aborted, so no orphaned parts accrue storage charges.
       leavePartsOnError: false,
-      abortController,
     });
+    // `abort()` makes `done()` reject at once; the requests in flight stop through the client above, and
+    // destroying the body (below) ends the part reader, after which the multipart upload is aborted.
+    const onAbort = () => void upload.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      options.signal?.throwIfAborted();
       await upload.done();
     } catch (error) {
       if (!body.destroyed) body.destroy();
+      signal?.throwIfAborted();
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         throw new ObjectStoreError(`upload to ${this.where(key)}: local file does not exist`, 'ENOENT', key, {
           cause: error,
@@ -213,7 +240,7 @@ export class S3ObjectStore implements ObjectStore {
       }
       this.wrap(error, key, 'upload');
     } finally {
-      options.signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -225,9 +252,10 @@ export class S3ObjectStore implements ObjectStore {
       });
       if (!response.Body)
         throw new ObjectStoreError(`get ${this.where(key)}: empty response`, 'NO_BODY', key);
-      return response.Body as Readable;
+      // The SDK stops listening to the signal once the headers are in; the body may take much longer.
+      return destroyOnAbort(response.Body as Readable, options.signal);
     } catch (error) {
-      this.wrap(error, key, 'get');
+      this.wrap(error, key, 'get', options.signal);
     }
   }
 
@@ -237,7 +265,7 @@ export class S3ObjectStore implements ObjectStore {
     try {
       for await (const chunk of stream) chunks.push(chunk as Buffer);
     } catch (error) {
-      this.wrap(error, key, 'get');
+      this.wrap(error, key, 'get', options.signal);
     }
     return Buffer.concat(chunks);
   }
@@ -250,53 +278,63 @@ export class S3ObjectStore implements ObjectStore {
       );
     } catch (error) {
       if (!stream.destroyed) stream.destroy();
-      this.wrap(error, key, 'download');
+      this.wrap(error, key, 'download', options.signal);
     }
   }
 
-  async head(key: string): Promise<ObjectInfo | undefined> {
+  async head(key: string, options: TransferOptions = {}): Promise<ObjectInfo | undefined> {
     assertObjectKey(key);
     try {
-      const response = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const response = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), {
+        abortSignal: options.signal,
+      });
       return { key, size: response.ContentLength ?? 0, lastModified: response.LastModified ?? new Date(0) };
     } catch (error) {
+      options.signal?.throwIfAborted();
       if (isNotFound(error)) return undefined;
       this.wrap(error, key, 'head');
     }
   }
 
-  async exists(key: string): Promise<boolean> {
-    return (await this.head(key)) !== undefined;
+  async exists(key: string, options: TransferOptions = {}): Promise<boolean> {
+    return (await this.head(key, options)) !== undefined;
   }
 
-  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+  async *list(prefix: string, options: TransferOptions = {}): AsyncIterable<ObjectInfo> {
     assertObjectPrefix(prefix);
+    const { signal } = options;
     try {
       for await (const page of paginateListObjectsV2(
         { client: this.client, pageSize: this.listPageSize },
         { Bucket: this.bucket, Prefix: prefix || undefined },
+        { abortSignal: signal },
       )) {
         for (const item of page.Contents ?? []) {
           if (item.Key === undefined) continue;
+          // A consumer may take its time over each object; it should not get more once aborted.
+          signal?.throwIfAborted();
           yield { key: item.Key, size: item.Size ?? 0, lastModified: item.LastModified ?? new Date(0) };
         }
       }
     } catch (error) {
-      this.wrap(error, prefix, 'list');
+      this.wrap(error, prefix, 'list', signal);
     }
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(key: string, options: TransferOptions = {}): Promise<void> {
     assertObjectKey(key);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), {
+        abortSignal: options.signal,
+      });
     } catch (error) {
+      options.signal?.throwIfAborted();
       if (isNotFound(error)) return;
       this.wrap(error, key, 'delete');
     }
   }
 
-  async deletePrefix(prefix: string): Promise<number> {
+  async deletePrefix(prefix: string, options: TransferOptions = {}): Promise<number> {
     if (prefix === '')
       throw new ObjectStoreError('deletePrefix refuses an empty prefix', 'EMPTY_PREFIX', this.url);
     let batch: string[] = [];
@@ -311,6 +349,7 @@ export class S3ObjectStore implements ObjectStore {
             Bucket: this.bucket,
             Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
           }),
+          { abortSignal: options.signal },
         );
         const failed = response.Errors ?? [];
         if (failed.length > 0) {
@@ -323,10 +362,10 @@ export class S3ObjectStore implements ObjectStore {
         }
         count += keys.length;
       } catch (error) {
-        this.wrap(error, prefix, 'delete');
+        this.wrap(error, prefix, 'delete', options.signal);
       }
     };
-    for await (const info of this.list(prefix)) {
+    for await (const info of this.list(prefix, options)) {
       batch.push(info.key);
       if (batch.length >= DELETE_BATCH) await flush();
     }

@@ -1,6 +1,6 @@
 // What every ObjectStore must do, checked the same way against the local folder and against S3.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -138,6 +138,136 @@ export function describeObjectStoreContract(
       for (const key of ['/abs', '../up', 'a/../b', 'a//b', 'a/', '', 'a/./b']) {
         await expect(store.put(key, 'x')).rejects.toBeInstanceOf(InvalidObjectKeyError);
       }
+    });
+
+    describe('aborted by a signal', () => {
+      /** How long an aborted operation may take to reject: it should not wait for the transfer's end. */
+      const PROMPT_MS = 2000;
+
+      /** A body that sends `bytes`, reports that it is under way, then stalls until the signal fires. */
+      function stallingBody(bytes: number, signal: AbortSignal) {
+        let resolveStarted!: () => void;
+        const started = new Promise<void>((resolve) => (resolveStarted = resolve));
+        async function* body() {
+          for (let sent = 0; sent < bytes; sent += 64 * 1024)
+            yield Buffer.alloc(Math.min(64 * 1024, bytes - sent), 7);
+          resolveStarted();
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          yield Buffer.alloc(1024, 8);
+        }
+        return { body: Readable.from(body()), started };
+      }
+
+      async function expectPromptAbort(
+        operation: Promise<unknown>,
+        controller: AbortController,
+      ): Promise<void> {
+        const start = performance.now();
+        controller.abort();
+        await expect(operation).rejects.toBe(controller.signal.reason);
+        expect(performance.now() - start).toBeLessThan(PROMPT_MS);
+        expect((controller.signal.reason as Error).name).toBe('AbortError');
+      }
+
+      it('a put of a stream rejects with the reason promptly and leaves no object', async () => {
+        const controller = new AbortController();
+        const { body, started } = stallingBody(1024, controller.signal);
+        const putting = store.put(`${p}abort/put-small.bin`, body, { signal: controller.signal });
+        await started;
+        await expectPromptAbort(putting, controller);
+        expect(await store.exists(`${p}abort/put-small.bin`)).toBe(false);
+        expect(await collect(store.list(`${p}abort/`))).toEqual([]);
+      });
+
+      it('a put of a stream larger than one part rejects promptly and leaves no object', async () => {
+        const controller = new AbortController();
+        const { body, started } = stallingBody(target.partSizeBytes + 64 * 1024, controller.signal);
+        const putting = store.put(`${p}abort/put-large.bin`, body, { signal: controller.signal });
+        await started;
+        await expectPromptAbort(putting, controller);
+        expect(await store.exists(`${p}abort/put-large.bin`)).toBe(false);
+        expect(await collect(store.list(`${p}abort/`))).toEqual([]);
+      });
+
+      it('a put over an existing object keeps the old object', async () => {
+        await store.put(`${p}abort/kept.txt`, 'old');
+        const controller = new AbortController();
+        const { body, started } = stallingBody(1024, controller.signal);
+        const putting = store.put(`${p}abort/kept.txt`, body, { signal: controller.signal });
+        await started;
+        await expectPromptAbort(putting, controller);
+        expect((await store.getBytes(`${p}abort/kept.txt`)).toString()).toBe('old');
+        await store.delete(`${p}abort/kept.txt`);
+      });
+
+      it('a get stream being read rejects with the reason at once', async () => {
+        const bytes = randomBytes(target.partSizeBytes * 2);
+        await store.put(`${p}abort-get/big.bin`, bytes);
+        const controller = new AbortController();
+        const stream = await store.getStream(`${p}abort-get/big.bin`, { signal: controller.signal });
+        const reading = (async () => {
+          let read = 0;
+          for await (const chunk of stream) {
+            read += (chunk as Buffer).length;
+            if (!controller.signal.aborted) controller.abort();
+          }
+          return read;
+        })();
+        const start = performance.now();
+        // The reason exists only once the loop has aborted, so it is compared after the rejection.
+        const error = await reading.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBe(controller.signal.reason);
+        expect(performance.now() - start).toBeLessThan(PROMPT_MS);
+        expect(stream.destroyed).toBe(true);
+      });
+
+      it('every operation given an aborted signal rejects with its reason and changes nothing', async () => {
+        await store.put(`${p}abort-pre/x.txt`, 'x');
+        const controller = new AbortController();
+        controller.abort();
+        const signal = controller.signal;
+        const reason: unknown = signal.reason;
+        const local = path.join(scratch, 'abort-pre', 'x.txt');
+        writeFileSync(path.join(scratch, 'abort-source.txt'), 'new');
+        await expect(store.put(`${p}abort-pre/y.txt`, 'y', { signal })).rejects.toBe(reason);
+        await expect(
+          store.putFile(`${p}abort-pre/z.txt`, path.join(scratch, 'abort-source.txt'), { signal }),
+        ).rejects.toBe(reason);
+        await expect(store.getStream(`${p}abort-pre/x.txt`, { signal })).rejects.toBe(reason);
+        await expect(store.getBytes(`${p}abort-pre/x.txt`, { signal })).rejects.toBe(reason);
+        await expect(store.downloadToFile(`${p}abort-pre/x.txt`, local, { signal })).rejects.toBe(reason);
+        await expect(store.head(`${p}abort-pre/x.txt`, { signal })).rejects.toBe(reason);
+        await expect(store.exists(`${p}abort-pre/x.txt`, { signal })).rejects.toBe(reason);
+        await expect(collect(store.list(`${p}abort-pre/`, { signal }))).rejects.toBe(reason);
+        await expect(store.delete(`${p}abort-pre/x.txt`, { signal })).rejects.toBe(reason);
+        await expect(store.deletePrefix(`${p}abort-pre/`, { signal })).rejects.toBe(reason);
+        expect((await collect(store.list(`${p}abort-pre/`))).map((o) => o.key)).toEqual([
+          `${p}abort-pre/x.txt`,
+        ]);
+        expect(existsSync(path.dirname(local)) ? readdirSync(path.dirname(local)) : []).toEqual([]);
+      });
+
+      it('a listing aborted between objects rejects with the reason', async () => {
+        for (const key of ['a', 'b', 'c']) await store.put(`${p}abort-list/${key}`, key);
+        const controller = new AbortController();
+        const seen: string[] = [];
+        const listing = (async () => {
+          for await (const info of store.list(`${p}abort-list/`, { signal: controller.signal })) {
+            seen.push(info.key);
+            controller.abort();
+          }
+        })();
+        const error = await listing.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBe(controller.signal.reason);
+        expect(controller.signal.aborted).toBe(true);
+        expect(seen).toEqual([`${p}abort-list/a`]);
+      });
     });
 
     it('leaves no object behind when a streamed put fails midway', async () => {

@@ -1,9 +1,16 @@
 // The foundation check against a real S3 server (versitygw): the AWS SDK with its default checksum
 // settings can put, get, list and multipart-upload a 20 MB object, and the bytes come back equal.
 // Then the same ObjectStore contract the local folder passes, through S3ObjectStore.
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openObjectStore, S3ObjectStore } from '../../storage/index.js';
 import { describeObjectStoreContract } from './object-store-contract.js';
@@ -85,6 +92,51 @@ describeObjectStoreContract('S3ObjectStore', () => {
   });
   stores.push(store);
   return { store, prefix: uniquePrefix('contract'), partSizeBytes };
+});
+
+describe('S3ObjectStore aborted by a signal', () => {
+  it('aborts the multipart upload on the server too, so no parts are left to accrue charges', async () => {
+    const partSizeBytes = 5 * 1024 * 1024;
+    const store = new S3ObjectStore({
+      bucket: s3.bucket,
+      connection: {
+        endpoint: s3.endpoint,
+        region: s3.region,
+        forcePathStyle: true,
+        accessKeyId: s3.accessKeyId,
+        secretAccessKey: s3.secretAccessKey,
+      },
+      partSizeBytes,
+    });
+    stores.push(store);
+    const prefix = uniquePrefix('abort-multipart');
+    const controller = new AbortController();
+    let resolveStarted!: () => void;
+    const started = new Promise<void>((resolve) => (resolveStarted = resolve));
+    async function* body() {
+      // Two parts' worth, so the first part's upload is under way, then a stall.
+      for (let i = 0; i < 2 * 80; i++) yield Buffer.alloc(64 * 1024, i);
+      resolveStarted();
+      await new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }));
+    }
+    const putting = store.put(`${prefix}big.bin`, Readable.from(body()), { signal: controller.signal });
+    await started;
+    const uploads = async () =>
+      (await store.client.send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: prefix })))
+        .Uploads ?? [];
+    // The upload has begun on the server before the abort (it is created with the first part).
+    const deadline = Date.now() + 10_000;
+    while ((await uploads()).length === 0) {
+      if (Date.now() > deadline) throw new Error('the multipart upload never started');
+    }
+    controller.abort();
+    await expect(putting).rejects.toBe(controller.signal.reason);
+    // The abort request goes out once the part uploads in flight have stopped.
+    while ((await uploads()).length > 0) {
+      if (Date.now() > deadline) throw new Error('the multipart upload was never aborted');
+    }
+    expect(await store.exists(`${prefix}big.bin`)).toBe(false);
+  });
 });
 
 describe('openObjectStore with s3:// locations', () => {
