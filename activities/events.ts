@@ -162,7 +162,7 @@ function eventActivitiesOver(deps: EventActivityDeps) {
       lines: Uint8Array,
     ): Promise<{ key: string; bytes: number }> => {
       const { store, prefix } = resolveStore(input.output);
-      const files = new RunFiles(store, prefix, SINK_ROOT);
+      const files = new RunFiles(store, prefix, SINK_ROOT, { signal: cancellationSignal() });
       const key = sinkLayout.inboxBatch(input.tenant, input.windowStart, input.batchId);
       await store.put(files.key(key), lines, { contentType: 'application/x-ndjson' });
       return { key, bytes: lines.byteLength };
@@ -182,10 +182,12 @@ function eventActivitiesOver(deps: EventActivityDeps) {
     }): Promise<EventWindowCommit> => {
       return (async () => {
         const { store, prefix } = resolveStore(input.output);
-        const files = new RunFiles(store, prefix, SINK_ROOT);
+        const files = new RunFiles(store, prefix, SINK_ROOT, { signal: cancellationSignal() });
         // The window's table is written under its tenant's folder, one folder level as writeParquetTable takes.
         const tenantRoot = sinkLayout.tenantRoot(input.tenant);
-        const tenantFiles = new RunFiles(store, prefix, `${SINK_ROOT}/${tenantRoot}`);
+        const tenantFiles = new RunFiles(store, prefix, `${SINK_ROOT}/${tenantRoot}`, {
+          signal: cancellationSignal(),
+        });
         const table = sinkLayout.windowTable(input.windowStart);
         const inbox = await files.list(sinkLayout.inboxPrefix(input.tenant, input.windowStart));
         const storedParts = (await tenantFiles.list(`${table}/`)).filter((key) => key.endsWith('.parquet'));
@@ -290,7 +292,7 @@ function eventActivitiesOver(deps: EventActivityDeps) {
       businessIds?: string[];
       idsLocation?: string;
     }): Promise<EventsPullPlan> => {
-      const files = RunFiles.open(resolveStore, input.run);
+      const files = RunFiles.open(resolveStore, input.run, { signal: cancellationSignal() });
       const location = input.idsLocation;
       const raw = location
         ? await readBusinessIds(resolveStore, location, { workDir: deps.workDir })
@@ -329,7 +331,7 @@ function eventActivitiesOver(deps: EventActivityDeps) {
       timestampFrom: string | null;
       timestampTo: string | null;
     }): Promise<{ events: number; calls: number }> => {
-      const files = RunFiles.open(resolveStore, input.run);
+      const files = RunFiles.open(resolveStore, input.run, { signal: cancellationSignal() });
       const resultKey = `${pullResultsPrefix(input.eventTypes, input.timestampFrom, input.timestampTo)}${describeBatch(input.batch)}.jsonl`;
       const existing = await files.store.head(files.key(resultKey));
       if (existing) {
@@ -380,7 +382,7 @@ function eventActivitiesOver(deps: EventActivityDeps) {
       startedAt: string;
     }): Promise<EventsPullSummary> => {
       const { run } = input;
-      const files = RunFiles.open(resolveStore, run);
+      const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
       await files.store.delete(files.key(runLayout.success));
       const resultKeys = await files.list(
         pullResultsPrefix(input.request.eventTypes, input.timestampFrom, input.timestampTo),

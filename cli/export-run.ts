@@ -23,6 +23,7 @@ import type {
   ExportSummary,
 } from '../pipeline/export-types.js';
 import { followRun, type FollowOptions } from './start-run.js';
+import { exportRunWorkflow } from '../workflows/index.js';
 
 export interface StartedExport {
   runId: string;
@@ -68,7 +69,7 @@ export async function startExport(
   };
   if (spec.dryRun) {
     const workflowId = `${request.runId}.plan-${Date.now().toString(36)}`;
-    await client.workflow.start('exportRunWorkflow', {
+    await client.workflow.start(exportRunWorkflow, {
       workflowId,
       taskQueue: config.temporal.taskQueue,
       args: [input],
@@ -84,7 +85,7 @@ export async function startExport(
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
   try {
-    await client.workflow.start('exportRunWorkflow', {
+    await client.workflow.start(exportRunWorkflow, {
       workflowId: request.runId,
       taskQueue: config.temporal.taskQueue,
       args: [input],
@@ -198,7 +199,7 @@ export async function retryExport(
   // The same latest commit gives the same retry id, so retrying twice does the work once.
   const retryId = `${original.runId}.retry-${createHash('sha256').update(latest.finishedAt).digest('hex').slice(0, 8)}`;
   const input: ExportRunWorkflowInput = { ...latest.request, apiTaskQueue: config.temporal.apiTaskQueue };
-  await client.workflow.start('exportRunWorkflow', {
+  await client.workflow.start(exportRunWorkflow, {
     workflowId: retryId,
     taskQueue: config.temporal.taskQueue,
     args: [input],

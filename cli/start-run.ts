@@ -10,6 +10,7 @@ import { storeResolverFor } from '../workers/worker.js';
 import type { EnrichRunWorkflowInput } from '../workflows/enrich-run.js';
 import type { RunSummary } from '../pipeline/run-types.js';
 import { renderSnapshot, snapshotRun } from './progress.js';
+import { enrichRunWorkflow } from '../workflows/index.js';
 
 export interface StartedRun {
   runId: string;
@@ -35,7 +36,7 @@ export async function startRun(client: Client, config: EnrichflowConfig, spec: J
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
   try {
-    await client.workflow.start('enrichRunWorkflow', {
+    await client.workflow.start(enrichRunWorkflow, {
       workflowId: runId,
       taskQueue: config.temporal.taskQueue,
       args: [input],

@@ -18,6 +18,10 @@ import {
 } from '@temporalio/client';
 import { parseDuration } from '../pipeline/time-bounds.js';
 import type { EnrichRunWorkflowInput } from '../workflows/enrich-run.js';
+import type { WorkflowName } from '../workflows/index.js';
+
+/** The workflow a schedule starts (checked against the registered names at compile time). */
+const ENRICH_RUN_WORKFLOW: WorkflowName = 'enrichRunWorkflow';
 import { jobNameOf, toRunInput, type JobSpec } from './job-spec.js';
 
 /** Thrown when schedule options are invalid or a schedule cannot be found or created; names the flag. */
@@ -241,7 +245,7 @@ export function toScheduleOptions(request: ScheduleRequest): ScheduleOptions {
     spec: toScheduleSpec(timing),
     action: {
       type: 'startWorkflow',
-      workflowType: 'enrichRunWorkflow',
+      workflowType: ENRICH_RUN_WORKFLOW,
       // Temporal appends the action time (`-2026-05-04T06:00:00Z`): one distinct run id per action.
       workflowId: scheduleId,
       taskQueue: request.taskQueue,

@@ -12,7 +12,6 @@ import { resolveTimeBound } from '../../pipeline/time-bounds.js';
 import { runIdOf } from '../../jobs/run-key.js';
 import { connectClient } from '../../workers/temporal-connection.js';
 import {
-  EVENTS_PULL_WORKFLOW,
   type EventsPullInput,
   type EventsPullProgress,
   type EventsPullRequest,
@@ -27,6 +26,7 @@ import {
   oneIdSource,
   type IdSourceFlags,
 } from './events-shared.js';
+import { eventsPullWorkflow } from '../../workflows/index.js';
 
 /** Ids passed inline through the workflow input at most; more belong in a Parquet table. */
 export const MAX_INLINE_IDS = 10_000;
@@ -124,7 +124,7 @@ export async function startEventsPull(
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
   try {
-    await client.workflow.start(EVENTS_PULL_WORKFLOW, {
+    await client.workflow.start(eventsPullWorkflow, {
       workflowId: runId,
       taskQueue: config.temporal.taskQueue,
       args: [input],

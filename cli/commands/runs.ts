@@ -17,6 +17,7 @@ import { UsageError } from '../errors.js';
 import { renderSnapshot, snapshotRun } from '../progress.js';
 import { followRun, formatSummary } from '../start-run.js';
 import { followExport, formatExportSummary, isExportSummary, retryExport } from '../export-run.js';
+import { retryRunWorkflow } from '../../workflows/index.js';
 
 /** A finished run's summary as text: an enrichment run's, or a search export's. */
 function summaryText(summary: unknown): string {
@@ -246,7 +247,7 @@ export function registerRetryCommand(runs: Command): void {
         // The same pending work gives the same retry id, so retrying twice does the work once.
         const pendingKey = [...failureFiles, JSON.stringify(unstarted)].join('\n');
         const retryId = `${runId}.retry-${createHash('sha256').update(pendingKey).digest('hex').slice(0, 8)}`;
-        await client.workflow.start('retryRunWorkflow', {
+        await client.workflow.start(retryRunWorkflow, {
           workflowId: retryId,
           taskQueue: config.temporal.taskQueue,
           args: [

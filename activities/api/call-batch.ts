@@ -1,0 +1,98 @@
+// One call to the Data Service for one batch of a stage (match or a dataset), on the API task queue;
+// its records go to the batch's result file.
+import { isBulkDataset } from '../../contract/datasets.js';
+import { describeBatch } from '../../pipeline/batch-queue.js';
+import type { BatchOutcome, BatchRef, RunLocation, StageName } from '../../pipeline/run-types.js';
+import type { RateLimitInfo } from '../client-port.js';
+import { easeOff, pacedCall } from '../api-pacing.js';
+import { attemptNumber, toActivityFailure, cancellationSignal } from '../attempt.js';
+import { runLayout, stageBatching } from '../../pipeline/run-layout.js';
+import { RunFiles } from '../../storage/run-files.js';
+
+import { type ActivityDeps, type RunPlans } from '../run-plans.js';
+import { BatchPlanError, toJsonLines, type MatchKey } from '../run-plans.js';
+
+export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
+  const { calls, resolveStore } = deps;
+  const { batchItems } = plans;
+
+  return {
+    /** One call to the service for one batch; its records go to the batch's result file. */
+    callBatch: async ({
+      run,
+      stage,
+      batch,
+      parameters,
+      idPlan,
+    }: {
+      run: RunLocation;
+      stage: StageName;
+      batch: BatchRef;
+      parameters?: Record<string, unknown>;
+      /** The stage's own plan files, when it has them (incremental runs). */
+      idPlan?: string;
+    }): Promise<BatchOutcome> => {
+      const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
+      if (stage === 'match') {
+        const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
+        const items = keys.map(({ key_id: _id, ...fields }) =>
+          Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)),
+        );
+        let response;
+        try {
+          response = await pacedCall('match', (options) =>
+            calls.matchBusinesses({ businesses_to_match: items }, options),
+          );
+        } catch (error) {
+          throw toActivityFailure(error, { items: items.length });
+        }
+        const results = keys.map((key, i) => ({
+          key_id: key.key_id,
+          business_id: response.body.matched_businesses[i]?.business_id ?? null,
+        }));
+        await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
+        await easeOff(response.rateLimit);
+        const matched = results.filter((r) => r.business_id !== null).length;
+        return { records: matched, misses: results.length - matched, calls: attemptNumber() };
+      }
+      const { batchSize, batchesPerChunk } = stageBatching(stage);
+      if (batch.index >= batchesPerChunk)
+        throw new BatchPlanError(`batch ${describeBatch(batch)} is out of range`);
+      const ids = await batchItems<string>(files, runLayout.idChunk(batchSize, batch.chunk, idPlan), batch);
+      let lines: { business_id: string; data: unknown }[];
+      let rateLimit: RateLimitInfo | undefined;
+      try {
+        if (stage === 'company_hierarchies') {
+          const [businessId] = ids;
+          if (!businessId) throw new BatchPlanError(`batch ${describeBatch(batch)} is empty`);
+          const response = await pacedCall(stage, (options) =>
+            calls.enrichHierarchy(
+              { business_id: businessId, ...(parameters ? { parameters } : {}) },
+              options,
+            ),
+          );
+          lines = response.body.data ? [{ business_id: businessId, data: response.body.data }] : [];
+          rateLimit = response.rateLimit;
+        } else if (isBulkDataset(stage)) {
+          const response = await pacedCall(stage, (options) =>
+            calls.bulkEnrich(stage, { business_ids: ids, ...(parameters ? { parameters } : {}) }, options),
+          );
+          lines = response.body.data;
+          rateLimit = response.rateLimit;
+        } else {
+          throw new BatchPlanError(`unknown stage ${String(stage)}`);
+        }
+      } catch (error) {
+        if (error instanceof BatchPlanError) throw error;
+        throw toActivityFailure(error, { items: ids.length });
+      }
+      // Misses are written too (data null): the table leaves them out, the freshness ledger counts them
+      // as asked for.
+      const found = new Set(lines.map((line) => line.business_id));
+      const misses = ids.filter((id) => !found.has(id)).map((id) => ({ business_id: id, data: null }));
+      await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines([...lines, ...misses]));
+      await easeOff(rateLimit);
+      return { records: lines.length, misses: misses.length, calls: attemptNumber() };
+    },
+  };
+}

@@ -1,0 +1,81 @@
+// Planning a run: reads the input, rejects unusable rows, and writes the match plan (or, with ids
+// given, the row table).
+import path from 'node:path';
+import type { InputSpec, PlanSummary, RunLocation, StagePlan } from '../../pipeline/run-types.js';
+import { heartbeat, cancellationSignal } from '../attempt.js';
+import { sqlString } from '../../storage/duckdb.js';
+import { writeParquetTable } from '../parquet-tables.js';
+import { planInput, planLines } from '../../storage/plan-input.js';
+import { BATCHES_PER_CHUNK, BATCH_SIZE, runLayout } from '../../pipeline/run-layout.js';
+import { RunFiles } from '../../storage/run-files.js';
+
+import { duckFor, type ActivityDeps, type RunPlans } from '../run-plans.js';
+import { PLANNED_ROWS_GROUP } from '../run-plans.js';
+
+export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
+  const { resolveStore, logger } = deps;
+  const duck = duckFor(deps);
+  const { writePlanFiles } = plans;
+
+  return {
+    /** Reads the input, rejects unusable rows, and writes the match plan (or, with ids given, the row table). */
+    planRun: async ({ run, input }: { run: RunLocation; input: InputSpec }): Promise<PlanSummary> => {
+      const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
+      const source = resolveStore(input.location);
+      // One DuckDB thread: it only copies the planned rows and rejects from CSV to Parquet, and a
+      // second thread doubles the memory of that copy (each holds a row group and a read buffer).
+      return duck(
+        async (connection, scratch) => {
+          heartbeat({ step: 'reading input' });
+          const planned = await planInput(connection, { store: source.store, key: source.prefix }, input, {
+            tempDir: scratch,
+            onProgress: (records) => heartbeat({ step: 'reading input', records }),
+          });
+          let match: StagePlan | undefined;
+          if (!planned.idsProvided && planned.uniqueKeys > 0) {
+            // The keys file's lines are the plan items, in key_id order. Plan files go first, while
+            // DuckDB has not yet taken memory for the Parquet copies.
+            const totalBatches = await writePlanFiles(
+              files,
+              planLines(planned.keysFile),
+              planned.uniqueKeys,
+              BATCH_SIZE,
+              BATCHES_PER_CHUNK,
+              runLayout.matchChunk,
+            );
+            match = {
+              stage: 'match',
+              totalBatches,
+              batchesPerChunk: BATCHES_PER_CHUNK,
+              totalItems: planned.uniqueKeys,
+            };
+          }
+          const rowsFile = path.join(scratch, 'rows.parquet');
+          await connection.run(
+            `COPY rows TO ${sqlString(rowsFile)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${PLANNED_ROWS_GROUP})`,
+          );
+          await files.store.putFile(files.key(runLayout.plannedRows), rowsFile);
+          // The rejects view is in row order already.
+          await writeParquetTable(
+            connection,
+            files,
+            'rejects',
+            'SELECT row_number, reason, record FROM rejects',
+            scratch,
+          );
+          const summary: PlanSummary = {
+            inputRows: planned.inputRows,
+            rejectedRows: planned.rejectedRows,
+            uniqueKeys: planned.uniqueKeys,
+            idsProvided: planned.idsProvided,
+            ...(match ? { match } : {}),
+          };
+          await files.putJson(runLayout.planSummary, { ...summary, columns: planned.mapping });
+          logger.info({ runId: run.runId, ...summary }, 'planned run');
+          return summary;
+        },
+        { threads: 1 },
+      );
+    },
+  };
+}
