@@ -2,14 +2,11 @@
 // (merging the inbox batches the receiver wrote, storing each event once), and the three steps of an
 // events pull run (plan id batches, fetch one batch on the API task queue, commit table + manifest).
 // Rows stay in the object store; workflows get keys and counts.
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { BusinessEventType } from '../contract/enums.js';
-import { MAX_EVENT_BUSINESS_IDS } from '../contract/limits.js';
 import { readBusinessIds } from '../storage/business-ids.js';
 import { SINK_ROOT, sinkLayout, windowLabel } from '../pipeline/sink-layout.js';
-import type { Logger } from '../lib/logger.js';
 import { describeBatch } from '../pipeline/batch-queue.js';
 import type {
   EventWindowCommit,
@@ -18,118 +15,33 @@ import type {
   EventsPullSummary,
 } from '../pipeline/events-types.js';
 import type { BatchRef, RunLocation, TableSummary } from '../pipeline/run-types.js';
-import type { CallOptions, CallResult } from './client-port.js';
 import { pacedCall } from './api-pacing.js';
-import {
-  attemptNumber,
-  cancellationSignal,
-  disciplined,
-  heartbeat,
-  type MemoryGate,
-  toActivityFailure,
-} from './attempt.js';
+import { attemptNumber, cancellationSignal, disciplined, heartbeat, toActivityFailure } from './attempt.js';
 import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { writeParquetTable } from './parquet-tables.js';
-import { downloadAll, gatherLines, RunFiles, type StoreResolver } from '../storage/run-files.js';
+import { downloadAll, gatherLines, RunFiles } from '../storage/run-files.js';
 import { BATCHES_PER_CHUNK, runLayout } from '../pipeline/run-layout.js';
 
-/** The one Data Service call the events activities make. */
-export interface EventCalls {
-  fetchEvents(
-    body: {
-      business_ids: string[];
-      event_types: BusinessEventType[];
-      timestamp_from?: string | null;
-      timestamp_to?: string | null;
-    },
-    options?: CallOptions,
-  ): Promise<
-    CallResult<{
-      total_results: number;
-      data: {
-        event_id: string;
-        event_name: string;
-        event_time: string;
-        business_id: string;
-        data: unknown;
-      }[];
-    }>
-  >;
-}
-
-export interface EventActivityDeps {
-  resolveStore: StoreResolver;
-  logger: Logger;
-  /** Needed by `fetchEventsBatch` only (the API worker). */
-  calls?: EventCalls;
-  workDir?: string;
-  /** The process's limit on DuckDB activities at once (shared with the other factories). */
-  gate?: MemoryGate;
-}
-
-/** Thrown when the worker was built without a Data Service client but asked to call it: a deployment defect. */
-export class EventCallsMissingError extends Error {
-  override readonly name = 'EventCallsMissingError';
-}
-
-/** Columns of a window's table, as DuckDB reads the inbox lines (see `SinkEventRecord`). */
-const SINK_COLUMNS = {
-  event_id: 'VARCHAR',
-  event_name: 'VARCHAR',
-  event_time: 'TIMESTAMPTZ',
-  entity_id: 'VARCHAR',
-  entity_type: 'VARCHAR',
-  tenant_id: 'VARCHAR',
-  partner_id: 'VARCHAR',
-  enrollment_key: 'VARCHAR',
-  data: 'JSON',
-  received_at: 'TIMESTAMPTZ',
-} as const;
-
-/** Columns of a pull run's `events` table (the service's event record). */
-const PULL_COLUMNS = {
-  event_id: 'VARCHAR',
-  event_name: 'VARCHAR',
-  event_time: 'TIMESTAMPTZ',
-  business_id: 'VARCHAR',
-  data: 'JSON',
-} as const;
-
-/** Ids per `POST /v1/businesses/events` call. */
-export const EVENTS_BATCH_SIZE = MAX_EVENT_BUSINESS_IDS;
-
-const BUSINESS_ID = /^[0-9a-f]{32}$/;
-
-const columnsSql = (columns: Record<string, string>) =>
-  `{${Object.entries(columns)
-    .map(([name, type]) => `${name}: ${sqlString(type)}`)
-    .join(', ')}}`;
-const emptySql = (columns: Record<string, string>) =>
-  `(SELECT ${Object.entries(columns)
-    .map(([name, type]) => `NULL::${type} AS ${name}`)
-    .join(', ')} WHERE false)`;
-
-/** Throws when Temporal has given up on this attempt (another may be running): it must not write. */
-function stopIfAbandoned(): void {
-  cancellationSignal().throwIfAborted();
-}
-
-function toJsonLines(values: unknown[]): string {
-  return values.map((v) => JSON.stringify(v)).join('\n') + (values.length ? '\n' : '');
-}
-
-/** The results folder of a pull: named after what was asked, so a re-run with other bounds never reuses it. */
-export function pullResultsPrefix(
-  eventTypes: readonly string[],
-  timestampFrom: string | null,
-  timestampTo: string | null,
-): string {
-  const tag = createHash('sha256')
-    .update(JSON.stringify([[...eventTypes].sort(), timestampFrom, timestampTo]))
-    .digest('hex')
-    .slice(0, 10);
-  return `_work/results/events-${tag}/`;
-}
+import {
+  type EventActivityDeps,
+  EventCallsMissingError,
+  SINK_COLUMNS,
+  PULL_COLUMNS,
+  EVENTS_BATCH_SIZE,
+  BUSINESS_ID,
+  columnsSql,
+  emptySql,
+  stopIfAbandoned,
+  toJsonLines,
+  pullResultsPrefix,
+} from './events-context.js';
+export {
+  EVENTS_BATCH_SIZE,
+  EventCallsMissingError,
+  pullResultsPrefix,
+  type EventActivityDeps,
+  type EventCalls,
+} from './events-context.js';
 
 export function createEventActivities(deps: EventActivityDeps) {
   return disciplined(
