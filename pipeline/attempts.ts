@@ -48,8 +48,12 @@ export function isRetryable(type: string | undefined): boolean {
   return !type || !NON_RETRYABLE_ERRORS.includes(type);
 }
 
-/** How often a running activity heartbeats while it lives, whatever it is doing (activities/attempt.ts). */
-export const HEARTBEAT_EVERY_MS = 5_000;
+/**
+ * How often a running activity heartbeats while it lives, whatever it is doing (activities/attempt.ts).
+ * A cancellation reaches an activity only in the answer to a heartbeat, so this (with the worker's
+ * heartbeat throttle set to it) bounds how long a cancelled run's calls go on: 2 s.
+ */
+export const HEARTBEAT_EVERY_MS = 2_000;
 
 interface KindPolicy {
   startToCloseTimeout: string;
@@ -62,7 +66,7 @@ interface KindPolicy {
 }
 
 /**
- * The activity kinds. Heartbeat timeouts are sized to the 5 s cadence: 4 missed heartbeats (20 s) or 6
+ * The activity kinds. Heartbeat timeouts are sized to the 2 s cadence: 10 missed heartbeats (20 s) or 15
  * (30 s) mean the worker is gone, and the attempt runs again elsewhere within 30 s of its death.
  */
 export const ACTIVITY_KINDS = {

@@ -17,6 +17,7 @@ import type { EnrichmentCalls } from '../activities/client-port.js';
 import type { StoreResolver } from '../storage/run-files.js';
 import { countRowsWritten } from '../activities/metrics.js';
 import { MemoryGate } from '../activities/attempt.js';
+import { HEARTBEAT_EVERY_MS } from '../pipeline/attempts.js';
 
 /** The workflows entry, as TypeScript source (tests, tsx) or compiled JavaScript (dist). */
 export function workflowsPath(): string {
@@ -63,6 +64,15 @@ export function storeResolverFor(config: EnrichflowConfig): StoreResolver {
     return result;
   };
 }
+
+/**
+ * Heartbeats go to the server at the discipline's cadence instead of the SDK's default (80 % of the
+ * heartbeat timeout): a cancellation arrives in a heartbeat's answer, so this is how soon it is seen.
+ */
+const HEARTBEAT_THROTTLE = {
+  maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
+  defaultHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
+};
 
 /** Activity slots of the main task queue (table work and bookkeeping). */
 const MAIN_QUEUE_SLOTS = 8;
@@ -128,6 +138,7 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     // Several slots: one run's bookkeeping, or a hung activity waiting to be abandoned, never holds up
     // another run. Memory is bounded by the gate above, not by the slots.
     maxConcurrentActivityTaskExecutions: MAIN_QUEUE_SLOTS,
+    ...HEARTBEAT_THROTTLE,
   });
   const api = await Worker.create({
     connection,
@@ -143,6 +154,7 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
       fetchEventsBatch,
     },
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+    ...HEARTBEAT_THROTTLE,
     // Enforced by the server for the whole task queue: the deployment's one rate budget.
     maxTaskQueueActivitiesPerSecond: config.dataService.ratePerMinute / 60,
   });
