@@ -396,18 +396,34 @@ export class DataServiceClient {
       payload = JSON.stringify(input.body);
       headers['content-type'] = 'application/json';
     }
-    const signals = [
-      options.signal,
-      options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
-    ];
-    const active = signals.filter((s): s is AbortSignal => s !== undefined);
-    const signal = active.length > 1 ? AbortSignal.any(active) : active[0];
+    // One controller per call, aborted by the caller's signal or by the call's deadline. Not
+    // AbortSignal.any over AbortSignal.timeout: the composite holds its sources weakly, so a timeout
+    // signal nothing else references can be collected before it fires, and a hung call then waits
+    // for the 30 s headers timeout (seen in bench:faults).
+    const controller = new AbortController();
+    const caller = options.signal;
+    const onAbort = () => controller.abort(caller?.reason);
+    if (caller?.aborted) onAbort();
+    else caller?.addEventListener('abort', onAbort, { once: true });
+    const deadline =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            () => controller.abort(new DOMException('call deadline passed', 'TimeoutError')),
+            options.timeoutMs,
+          );
+    const signal = caller || deadline ? controller.signal : undefined;
+    const settle = () => {
+      clearTimeout(deadline);
+      caller?.removeEventListener('abort', onAbort);
+    };
 
     const started = performance.now();
     let response: Awaited<ReturnType<Pool['request']>>;
     try {
       response = await this.pool.request({ method: route.method, path, headers, body: payload, signal });
     } catch (error) {
+      settle();
       throw requestFailure(error, label, { operationId });
     }
 
@@ -418,6 +434,8 @@ export class DataServiceClient {
       text = await response.body.text();
     } catch (error) {
       throw bodyFailure(error, label, { operationId, status, correlationId: correlationHeader });
+    } finally {
+      settle();
     }
     const parsed = parseJson(text);
     const json = parsed.ok ? parsed.value : undefined;

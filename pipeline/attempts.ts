@@ -74,12 +74,12 @@ export const ACTIVITY_KINDS = {
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout: '20 seconds',
     retry: {
-      initialInterval: '1 second',
+      initialInterval: '250 milliseconds',
       backoffCoefficient: 2,
       maximumInterval: '1 minute',
       maximumAttempts: 8,
     },
-    why: 'one call, bounded by its own deadline (activities/api-deadline.ts); backoff for 5xx, 429 and timeouts',
+    why: 'one call, bounded by its learned deadline (activities/api-pacing.ts); a quick first retry (the rate budget, not the backoff, paces calls), then backoff; 429 waits its Retry-After',
   },
   tablePlanning: {
     startToCloseTimeout: '2 hours',
@@ -104,7 +104,7 @@ export const ACTIVITY_KINDS = {
     startToCloseTimeout: '1 minute',
     heartbeatTimeout: '20 seconds',
     retry: {
-      initialInterval: '1 second',
+      initialInterval: '250 milliseconds',
       backoffCoefficient: 2,
       maximumInterval: '1 minute',
       maximumAttempts: 8,

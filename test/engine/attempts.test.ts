@@ -161,10 +161,12 @@ describe('the memory gate', () => {
 
 describe('call deadlines', () => {
   it('follow the observed latency, between the floor and the ceiling', () => {
-    const deadlines = new CallDeadlines(3_000, 30_000);
-    expect(deadlines.timeoutFor('bulk')).toBe(30_000);
+    const deadlines = new CallDeadlines(3_000, 30_000, 10_000);
+    expect(deadlines.timeoutFor('bulk')).toBe(10_000);
     for (let i = 0; i < 100; i += 1) deadlines.record('bulk', 50 + (i % 10));
     expect(deadlines.timeoutFor('bulk')).toBe(3_000);
+    // An operation not seen yet borrows the others' latencies.
+    expect(deadlines.timeoutFor('match')).toBe(3_000);
     for (let i = 0; i < 256; i += 1) deadlines.record('slow', 2_000);
     expect(deadlines.timeoutFor('slow')).toBe(8_000);
     for (let i = 0; i < 256; i += 1) deadlines.record('slower', 20_000);
