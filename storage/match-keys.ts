@@ -1,0 +1,235 @@
+// The match key of one input row: which columns hold the match fields (by alias or named explicitly)
+// and each value normalised as the service compares it, or the reason the row cannot be matched.
+// Pure functions over strings; the planning pass (`plan-input.ts`) calls them once per row.
+import { detectInputFormat, InputFileError, type InputFormat } from './input/index.js';
+import { MATCH_FIELDS, type InputSpec, type MatchField } from '../pipeline/run-types.js';
+
+type InputField = MatchField | 'business_id';
+
+/** Column names recognised for each field, compared after lower-casing and dropping spaces, `_` and `-`. */
+export const COLUMN_ALIASES: Record<InputField, string[]> = {
+  name: [
+    'name',
+    'company',
+    'companyname',
+    'businessname',
+    'organization',
+    'organisation',
+    'account',
+    'accountname',
+    'legalname',
+  ],
+  domain: ['domain', 'companydomain', 'domainname', 'websitedomain', 'emaildomain'],
+  url: ['url', 'website', 'companywebsite', 'websiteurl', 'companyurl', 'homepage', 'site', 'web'],
+  network_url: [
+    'networkurl',
+    'network',
+    'companynetwork',
+    'networkprofile',
+    'linkedin',
+    'linkedinurl',
+    'companylinkedin',
+    'companylinkedinurl',
+  ],
+  business_id: ['businessid'],
+};
+
+const squash = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
+
+/** The format of an input: given, or from its extension; fails before any work when neither says. */
+export function detectFormat(location: string, explicit?: InputFormat): InputFormat {
+  const format = explicit ?? detectInputFormat(location);
+  if (!format) {
+    throw new InputFileError(
+      'UNKNOWN_FORMAT',
+      location,
+      'cannot tell the format from the file name; name it .csv, .jsonl or .parquet, or pass --format',
+    );
+  }
+  return format;
+}
+
+export interface ColumnMapping {
+  fields: Partial<Record<InputField, string>>;
+  columns: string[];
+}
+
+export function mapColumns(
+  location: string,
+  columns: string[],
+  explicit: InputSpec['columns'] = {},
+): ColumnMapping {
+  const fields: Partial<Record<InputField, string>> = {};
+  for (const [field, column] of Object.entries(explicit) as [InputField, string][]) {
+    if (!columns.includes(column)) {
+      throw new InputFileError(
+        'UNKNOWN_COLUMN',
+        location,
+        `column "${column}" given for ${field} is not in the file (columns: ${columns.join(', ')})`,
+      );
+    }
+    fields[field] = column;
+  }
+  for (const field of [...MATCH_FIELDS, 'business_id'] as InputField[]) {
+    if (fields[field]) continue;
+    const found = columns.find((c) => COLUMN_ALIASES[field].includes(squash(c)));
+    if (found) fields[field] = found;
+  }
+  if (!fields.business_id && MATCH_FIELDS.every((f) => !fields[f])) {
+    throw new InputFileError(
+      'NO_USABLE_COLUMN',
+      location,
+      'no usable column; expected business_id or one of name, domain, url, network_url ' +
+        `(or aliases such as company, website, linkedin_url), found: ${columns.join(', ') || '(none)'}`,
+    );
+  }
+  return { fields, columns };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Normalisation. DuckDB SQL did this before; these functions keep its exact results: `trim` drops
+// Unicode space separators (category Zs) at both ends, `lower` maps code point by code point, and the
+// patterns follow RE2 (`\s` is [\t\n\f\r ] and `.` is anything but a newline).
+
+function isSpaceSeparator(code: number): boolean {
+  return (
+    code === 0x20 ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000
+  );
+}
+
+/** A value as planning sees it: trimmed, and null when nothing is left. */
+export function cleanValue(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  let start = 0;
+  let end = value.length;
+  while (start < end && isSpaceSeparator(value.charCodeAt(start))) start++;
+  while (end > start && isSpaceSeparator(value.charCodeAt(end - 1))) end--;
+  if (start === end) return null;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
+const FULL_CASE_ONLY = /[\u0130\u03a3]/;
+
+/**
+ * Lower case by simple (one to one) case mapping. JavaScript's full mapping differs only for U+0130
+ * (İ, which it turns into two code points) and a final Σ (ς); both map as DuckDB maps them.
+ */
+export function lowerSimple(value: string): string {
+  const lowered = value.toLowerCase();
+  if (!FULL_CASE_ONLY.test(value)) return lowered;
+  return value
+    .replace(/\u0130/g, 'i')
+    .replace(/\u03a3/g, '\u03c3')
+    .toLowerCase();
+}
+
+const HOST = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^@/]*@)?(?:www\.)?([^/:?#\t\n\f\r ]+)/;
+
+/** The host of a lower-case domain, URL or address: without scheme, user, `www.`, port or path. */
+function hostOf(lowered: string): string | null {
+  return HOST.exec(lowered)?.[1] ?? null;
+}
+
+function isAlnum(code: number): boolean {
+  return (code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39);
+}
+
+/** Dot-separated labels of [a-z0-9-] that start and end alphanumeric; the last (≥ 2) starts with a letter. */
+function isValidHost(host: string | null): boolean {
+  if (host === null) return false;
+  let labelStart = 0;
+  let labels = 0;
+  for (let i = 0; i <= host.length; i++) {
+    const code = i < host.length ? host.charCodeAt(i) : 0x2e;
+    if (code !== 0x2e) {
+      if (!isAlnum(code) && code !== 0x2d) return false;
+      continue;
+    }
+    const last = i === host.length;
+    if (i === labelStart) return false;
+    if (!isAlnum(host.charCodeAt(labelStart)) || !isAlnum(host.charCodeAt(i - 1))) return false;
+    if (
+      last &&
+      (i - labelStart < 2 || !(host.charCodeAt(labelStart) >= 0x61 && host.charCodeAt(labelStart) <= 0x7a))
+    )
+      return false;
+    labels += 1;
+    labelStart = i + 1;
+  }
+  return labels >= 2;
+}
+
+const SCHEME_OR_WWW = /^[a-z][a-z0-9+.-]*:\/\/(?:www\.)?|^www\./;
+
+/** A lower-case URL as a key: without scheme, `www.`, query, fragment or trailing slashes. */
+function pathOf(lowered: string): string {
+  let text = lowered.replace(SCHEME_OR_WWW, '');
+  // The query or fragment runs to the end of the text, on the last line (RE2's `[?#].*$`).
+  for (let i = text.lastIndexOf('\n') + 1; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x3f || code === 0x23) {
+      text = text.slice(0, i);
+      break;
+    }
+  }
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x2f) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+const WHITESPACE_RUNS = /[\t\n\f\r ]+/g;
+
+export const BUSINESS_ID = /^[a-f0-9]{32}$/;
+
+export interface MatchKey {
+  name: string | null;
+  domain: string | null;
+  url: string | null;
+  network_url: string | null;
+}
+
+/** The normalised match fields of one row's (cleaned) values, or the reason the row cannot be matched. */
+export function matchKeyOf(
+  name: string | null,
+  domain: string | null,
+  url: string | null,
+  networkUrl: string | null,
+): MatchKey | { reject: string } {
+  if (name === null && domain === null && url === null && networkUrl === null)
+    return { reject: 'no usable field: name, domain, url and network_url are all empty' };
+  const domainHost = domain === null ? null : hostOf(lowerSimple(domain));
+  if (domain !== null && !isValidHost(domainHost))
+    return { reject: `domain "${domain}" is not a valid domain name` };
+  const urlLower = url === null ? null : lowerSimple(url);
+  if (url !== null && !isValidHost(hostOf(urlLower!)))
+    return { reject: `url "${url}" has no valid host name` };
+  const networkLower = networkUrl === null ? null : lowerSimple(networkUrl);
+  const networkPath = networkLower === null ? null : pathOf(networkLower);
+  if (networkUrl !== null && (!isValidHost(hostOf(networkLower!)) || !networkPath!.includes('/')))
+    return { reject: `network_url "${networkUrl}" is not a profile address` };
+  return {
+    name: name === null ? null : name.replace(WHITESPACE_RUNS, ' ') || null,
+    domain: domainHost,
+    url: urlLower === null ? null : pathOf(urlLower),
+    network_url: networkPath,
+  };
+}
+
+/** One field of a dedup key: `-` for null, else its length, `:` and the text (so fields never run together). */
+const keyText = (value: string | null) => (value === null ? '-' : `${value.length}:${value}`);
+
+/** The text two rows share when they are the same key: names compare case-insensitively. */
+export function dedupKeyOf(key: MatchKey): string {
+  return (
+    keyText(key.name === null ? null : lowerSimple(key.name)) +
+    keyText(key.domain) +
+    keyText(key.url) +
+    keyText(key.network_url)
+  );
+}
