@@ -2,7 +2,7 @@
 // has seen for the operation (a hung call costs about a second, not the client's 30 s), its signal is
 // the attempt's (a cancelled run stops its calls), and a nearly spent rate window slows the next call.
 import { setTimeout as delay } from 'node:timers/promises';
-import { cancellationSignal } from './attempt.js';
+import { cancellationSignal, countRequest } from './attempt.js';
 import type { CallOptions, RateLimitInfo } from './client-port.js';
 
 /** Successful latencies kept per operation. */
@@ -55,6 +55,7 @@ export async function pacedCall<T>(
   deadlines: CallDeadlines = callDeadlines,
 ): Promise<T> {
   const started = performance.now();
+  countRequest();
   const result = await call({ signal: cancellationSignal(), timeoutMs: deadlines.timeoutFor(operation) });
   deadlines.record(operation, performance.now() - started);
   return result;

@@ -16,6 +16,8 @@ interface AttemptState {
   controller: AbortController;
   lastProgress: number;
   details: unknown;
+  /** Requests sent so far over every attempt, once this attempt has sent one (see `countRequest`). */
+  requests?: number;
 }
 
 const attempts = new WeakMap<Context, AttemptState>();
@@ -48,6 +50,39 @@ export function resumeDetails<T>(): T | undefined {
   return currentContext()?.info.heartbeatDetails as T | undefined;
 }
 
+/**
+ * Counts a request about to go to the service. The running total (this attempt's requests and the
+ * earlier attempts') rides on the heartbeat details, heartbeated now, before the request leaves, so a
+ * retry after a failure, a timeout or a killed worker starts from what the service may have received,
+ * and an attempt that died before sending counts nothing.
+ */
+export function countRequest(): void {
+  const context = currentContext();
+  if (!context) return;
+  const state = attempts.get(context);
+  if (!state) return;
+  state.requests = requestsSent() + 1;
+  state.details = { ...(isRecord(state.details) ? state.details : {}), requests: state.requests };
+  context.heartbeat(state.details);
+}
+
+/**
+ * Requests the service has been sent for this activity, over all its attempts so far (1 outside an
+ * activity, where nothing counts them). This is what results and failures report as `calls`.
+ */
+export function requestsSent(): number {
+  const context = currentContext();
+  if (!context) return 1;
+  const state = attempts.get(context);
+  if (state?.requests !== undefined) return state.requests;
+  const earlier = context.info.heartbeatDetails as { requests?: unknown } | undefined;
+  return typeof earlier?.requests === 'number' ? earlier.requests : 0;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** This attempt's number, 1 for the first (and outside an activity). */
 export function attemptNumber(): number {
   return currentContext()?.info.attempt ?? 1;
@@ -74,20 +109,38 @@ export class LocalPathError extends Error {
 
 const FATAL_FS_CODES = new Set(['ENOTDIR', 'EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EISDIR']);
 
+/**
+ * The file-system refusal behind an error, however deeply wrapped: the stores wrap errno errors (a
+ * local put under a regular file surfaces as "does not exist", ENOTDIR only in its cause).
+ */
+function fatalFsError(error: Error): (NodeJS.ErrnoException & { code: string }) | undefined {
+  // The deepest match: the errno error itself, with its path, rather than a wrapper repeating its code.
+  let found: (NodeJS.ErrnoException & { code: string }) | undefined;
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 8; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code && FATAL_FS_CODES.has(code)) found = current as NodeJS.ErrnoException & { code: string };
+    current = current.cause;
+  }
+  return found;
+}
+
 /** Turns an error into the failure Temporal's retry policy classifies by its `type`, keeping the cause. */
 export function toActivityFailure(error: unknown, details?: Record<string, unknown>): unknown {
   if (!(error instanceof Error) || error instanceof ApplicationFailure || error instanceof CancelledFailure)
     return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code && FATAL_FS_CODES.has(code)) {
-    const where = (error as NodeJS.ErrnoException).path;
+  const fsError = fatalFsError(error);
+  if (fsError) {
+    const { code, path: where } = fsError;
     return ApplicationFailure.create({
       type: 'LocalPathError',
-      message: `${where ?? 'a local path'}: ${code} (${error.message.split(':')[0] ?? code})`,
+      message: `${where ?? 'a local path'}: ${code} (${fsError.message.split(':')[0] ?? code})`,
       nonRetryable: true,
       cause: error,
     });
   }
+  // The requests the service received for this activity, for the workflow's call count.
+  if (currentContext()) details = { ...details, calls: requestsSent() };
   const type = error.name in ERROR_CLASSES ? error.name : error.name || 'Error';
   const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
   return ApplicationFailure.create({

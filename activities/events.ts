@@ -16,7 +16,7 @@ import type {
 } from '../pipeline/events-types.js';
 import type { BatchRef, RunLocation, TableSummary } from '../pipeline/run-types.js';
 import { pacedCall } from './api-pacing.js';
-import { attemptNumber, cancellationSignal, disciplined, heartbeat, toActivityFailure } from './attempt.js';
+import { requestsSent, cancellationSignal, disciplined, heartbeat, toActivityFailure } from './attempt.js';
 import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
 import { writeParquetTable } from './parquet-tables.js';
 import { downloadAll, gatherLines, RunFiles } from '../storage/run-files.js';
@@ -280,7 +280,7 @@ function eventActivitiesOver(deps: EventActivityDeps) {
         data: event.data,
       }));
       await files.store.put(files.key(resultKey), toJsonLines(rows), { contentType: 'application/x-ndjson' });
-      return { events: rows.length, calls: attemptNumber() };
+      return { events: rows.length, calls: requestsSent() };
     },
 
     /** Writes the pull's `events` table (each event id once), `manifest.json`, then `_SUCCESS`. */

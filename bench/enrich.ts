@@ -3,18 +3,24 @@
 // against the ideal (calls / rate) and against a plain p-limit script making the same calls at the same
 // rate in the same run, and the worker's peak RSS. The sandbox and the worker run in their own processes.
 //   npx tsx bench/enrich.ts [--businesses 200000] [--rows 100000] [--rate 100] [--latency 50]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { DataServiceClient } from '../client/index.js';
-import { generateBusinessRows } from '../sandbox/data/businesses.js';
-import { DEFAULT_SEED } from '../sandbox/app.js';
-import { freePort } from '../stack/ports.js';
-import { ROOT, rssMb, tsxProcess, waitFor, waitForPollers, WORKER_ENV, workerNodeFlags } from './support.js';
+import {
+  rssMb,
+  sandboxAdmin,
+  startBenchSandbox,
+  startBenchWorker,
+  waitForPollers,
+  WORKER_ENV,
+  workerNodeFlags,
+  writeCompanyInput,
+} from './support.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import type { RunSummary } from '../pipeline/run-types.js';
 import type { BulkDataset } from '../contract/datasets.js';
@@ -42,75 +48,24 @@ const ADMIN = 'bench-admin';
 const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-bench-'));
 const children: ChildProcess[] = [];
 
-/** Waits until the sandbox has its indexes and the benchmark's datasets in memory. */
-async function waitForSandboxWarm(base: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await fetch(`${base}/_admin/status`, { headers: { 'x-admin-key': ADMIN } });
-    const status = (await response.json()) as { indexes_ready: boolean; datasets_in_memory: string[] };
-    if (status.indexes_ready && DATASETS.every((d) => status.datasets_in_memory.includes(d))) return;
-    if (Date.now() > deadline) throw new Error(`sandbox not warm: ${JSON.stringify(status)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-async function admin(base: string, method: string, route: string, body?: unknown): Promise<void> {
-  const response = await fetch(`${base}/_admin/${route}`, {
-    method,
-    headers: { 'x-admin-key': ADMIN, 'content-type': 'application/json' },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-}
+const admin = (base: string, method: string, route: string, body?: unknown) =>
+  sandboxAdmin(base, ADMIN, method, route, body);
 
 try {
   console.log(
     `businesses ${businesses}, input rows ${rows}, rate ${ratePerSecond}/s, latency ${latencyMs} ms`,
   );
-  // Input: rows drawn from the sandbox's own businesses (same seed), by name and domain.
-  const world = generateBusinessRows(DEFAULT_SEED, businesses).filter((b) => b.domain);
   const input = path.join(work, 'companies.csv');
-  const lines = ['name,domain'];
-  for (let i = 0; i < rows; i += 1) {
-    const b = world[(i * 7919) % world.length]!;
-    lines.push(`"${b.name.replace(/"/g, '""')}",${b.domain}`);
-  }
-  writeFileSync(input, lines.join('\n') + '\n');
-
-  const sandboxPort = await freePort();
-  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  writeCompanyInput(input, businesses, rows);
+  const lines = readFileSync(input, 'utf8').trimEnd().split('\n');
   const t0 = Date.now();
-  const sandbox = tsxProcess(
-    children,
-    [
-      'bin/enrichflow-src.ts',
-      'sandbox',
-      'serve',
-      '--port',
-      String(sandboxPort),
-      '--data-dir',
-      path.join(ROOT, '.data', `bench-sandbox-${businesses}`),
-      '--businesses',
-      String(businesses),
-      '--prospects',
-      '1000',
-      '--rate-limit',
-      String(ratePerSecond * 60),
-      '--api-key',
-      `bench:${KEY}`,
-      '--admin-key',
-      ADMIN,
-      // The stand-in service serves the three datasets from memory, as the real one would not slow down
-      // with the dataset asked for: the benchmark measures the pipeline, not the sandbox's cache.
-      '--record-cache-mb',
-      '1024',
-      '--preload',
-      DATASETS.join(','),
-    ],
-    { LOG_LEVEL: 'warn' },
-  );
-  await waitFor(`${sandboxUrl}/healthcheck/http`, 600_000, sandbox);
-  await waitForSandboxWarm(sandboxUrl, 300_000);
+  const { url: sandboxUrl } = await startBenchSandbox(children, {
+    businesses,
+    ratePerSecond,
+    apiKey: KEY,
+    adminKey: ADMIN,
+    preload: DATASETS,
+  });
   console.log(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (indexes and datasets loaded)`);
   await admin(sandboxUrl, 'PUT', 'faults', { rules: [{ match: '/v1/*', kind: 'latency', latencyMs }] });
 
@@ -123,19 +78,7 @@ try {
     ENRICHFLOW_WORKER_MAX_ACTIVITIES: '96',
     LOG_LEVEL: 'warn',
   };
-  // The compiled CLI when it is built (what users run), else the TypeScript sources through tsx.
-  const compiled = existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'));
-  const worker = compiled
-    ? (() => {
-        const child = spawn(process.execPath, [...nodeFlags, 'bin/enrichflow.js', 'worker'], {
-          cwd: ROOT,
-          env: { ...process.env, ...env, ...WORKER_ENV },
-          stdio: ['ignore', 'ignore', 'inherit'],
-        });
-        children.push(child);
-        return child;
-      })()
-    : tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], { ...env, ...WORKER_ENV }, nodeFlags);
+  const { process: worker, compiled } = startBenchWorker(children, env, nodeFlags);
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
   console.log(

@@ -3,19 +3,24 @@
 // both runs' time and calls and their ratios (bars: time ≤ 1.5 x, calls ≤ 1.25 x), and whether the two
 // outputs hold the same rows. The sandbox and the worker run in their own processes.
 //   npm run bench:faults -- [--businesses 20000] [--rows 10000] [--rate 100] [--latency 50]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { BulkDataset } from '../contract/datasets.js';
-import { DEFAULT_SEED } from '../sandbox/app.js';
-import { generateBusinessRows } from '../sandbox/data/businesses.js';
-import { freePort } from '../stack/ports.js';
 import { startTemporalDevServer } from '../stack/temporal.js';
 import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
-import { ROOT, tsxProcess, waitFor, waitForPollers, WORKER_ENV, workerNodeFlags } from './support.js';
+import { startSandboxDoor } from '../test/support/sandbox-door.js';
+import {
+  sandboxAdmin,
+  startBenchSandbox,
+  startBenchWorker,
+  waitForPollers,
+  workerNodeFlags,
+  writeCompanyInput,
+} from './support.js';
 import { enrichRunWorkflow } from '../workflows/index.js';
 
 const { values: args } = parseArgs({
@@ -39,14 +44,8 @@ const ADMIN = 'bench-admin';
 const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-faults-'));
 const children: ChildProcess[] = [];
 
-async function admin(base: string, method: string, route: string, body?: unknown): Promise<void> {
-  const response = await fetch(`${base}/_admin/${route}`, {
-    method,
-    headers: { 'x-admin-key': ADMIN, 'content-type': 'application/json' },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-}
+const admin = (base: string, method: string, route: string, body?: unknown) =>
+  sandboxAdmin(base, ADMIN, method, route, body);
 
 /** Each output table's rows, as one sorted text per table: equal texts mean equal outputs. */
 async function tableDigest(runFolder: string): Promise<Record<string, string>> {
@@ -68,63 +67,27 @@ try {
   console.log(
     `businesses ${businesses}, input rows ${rows}, rate ${ratePerSecond}/s, latency ${latencyMs} ms`,
   );
-  const world = generateBusinessRows(DEFAULT_SEED, businesses).filter((b) => b.domain);
   const input = path.join(work, 'companies.csv');
-  const lines = ['name,domain'];
-  for (let i = 0; i < rows; i += 1) {
-    const b = world[(i * 7919) % world.length]!;
-    lines.push(`"${b.name.replace(/"/g, '""')}",${b.domain}`);
-  }
-  writeFileSync(input, lines.join('\n') + '\n');
+  writeCompanyInput(input, businesses, rows);
+  const { url: sandboxUrl } = await startBenchSandbox(children, {
+    businesses,
+    ratePerSecond,
+    apiKey: KEY,
+    adminKey: ADMIN,
+  });
 
-  const sandboxPort = await freePort();
-  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-  const sandbox = tsxProcess(
-    children,
-    [
-      'bin/enrichflow-src.ts',
-      'sandbox',
-      'serve',
-      '--port',
-      String(sandboxPort),
-      '--data-dir',
-      path.join(ROOT, '.data', `bench-sandbox-${businesses}`),
-      '--businesses',
-      String(businesses),
-      '--prospects',
-      '1000',
-      '--rate-limit',
-      String(ratePerSecond * 60),
-      '--api-key',
-      `bench:${KEY}`,
-      '--admin-key',
-      ADMIN,
-    ],
-    { LOG_LEVEL: 'warn' },
-  );
-  await waitFor(`${sandboxUrl}/healthcheck/http`, 600_000, sandbox);
-
+  // Workers reach the sandbox through a door that counts what the service received.
+  const door = await startSandboxDoor(sandboxUrl);
   const temporal = await startTemporalDevServer({ dataDir: path.join(work, 'temporal'), headless: true });
   const env = {
     ENRICHFLOW_TEMPORAL_ADDRESS: temporal.address,
-    ENRICHFLOW_API_BASE_URL: sandboxUrl,
+    ENRICHFLOW_API_BASE_URL: door.url,
     ENRICHFLOW_API_KEY: KEY,
     ENRICHFLOW_API_RATE_PER_MINUTE: String(ratePerSecond * 60),
     ENRICHFLOW_WORKER_MAX_ACTIVITIES: '96',
     LOG_LEVEL: 'error',
   };
-  const nodeFlags = workerNodeFlags(192);
-  const compiled = existsSync(path.join(ROOT, 'dist', 'cli', 'main.js'));
-  if (compiled) {
-    const child = spawn(process.execPath, [...nodeFlags, 'bin/enrichflow.js', 'worker'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, ...WORKER_ENV },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    children.push(child);
-  } else {
-    tsxProcess(children, ['bin/enrichflow-src.ts', 'worker'], { ...env, ...WORKER_ENV }, nodeFlags);
-  }
+  startBenchWorker(children, env, workerNodeFlags(192));
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
 
@@ -135,6 +98,7 @@ try {
     });
     await admin(sandboxUrl, 'POST', 'rate-limit/reset');
     const output = path.join(work, label) + '/';
+    const before = door.requests.length;
     const started = Date.now();
     const summary = await client.workflow.execute(enrichRunWorkflow, {
       taskQueue: 'enrichflow',
@@ -158,10 +122,16 @@ try {
       (s) =>
         `${s.stage} ${((s.startedAt - t0) / 1000).toFixed(1)}-${((s.updatedAt - t0) / 1000).toFixed(1)} s (${s.calls} calls)`,
     );
+    const received = door.requests.length - before;
     console.log(
-      `${label}: ${seconds.toFixed(1)} s, ${calls} calls, status ${summary.status}, failed batches ${summary.failedBatches}\n  stages: ${stages.join(', ')}\n  planning ${((t0 - started) / 1000).toFixed(1)} s`,
+      `${label}: ${seconds.toFixed(1)} s, ${calls} calls in the manifest, ${received} received by the service, status ${summary.status}, failed batches ${summary.failedBatches}\n  stages: ${stages.join(', ')}\n  planning ${((t0 - started) / 1000).toFixed(1)} s`,
     );
-    return { seconds, calls, digest: await tableDigest(summary.outputPrefix.replace(/^file:\/\//, '')) };
+    return {
+      seconds,
+      calls,
+      received,
+      digest: await tableDigest(summary.outputPrefix.replace(/^file:\/\//, '')),
+    };
   };
 
   const clean = await run('clean', []);
@@ -180,11 +150,13 @@ try {
     [
       `time: ${(faulty.seconds / clean.seconds).toFixed(2)} x the clean run (bar 1.5)`,
       `calls: ${(faulty.calls / clean.calls).toFixed(2)} x the clean run (bar 1.25)`,
+      `manifest calls = calls received: clean ${clean.calls === clean.received ? 'yes' : `NO (${clean.calls} vs ${clean.received})`}, faults ${faulty.calls === faulty.received ? 'yes' : `NO (${faulty.calls} vs ${faulty.received})`}`,
       `outputs identical: ${same ? 'yes' : `NO\n  clean  ${JSON.stringify(clean.digest)}\n  faults ${JSON.stringify(faulty.digest)}`}`,
     ].join('\n'),
   );
   await client.connection.close();
   await temporal.stop();
+  await door.close();
 } finally {
   for (const child of children) child.kill('SIGTERM');
 }

@@ -2,6 +2,7 @@
 // retry can help), and each activity kind's timeouts and retry policy, each figure with its reason.
 // Workflow-safe: workflows declare their activity proxies from `activityOptions`, and activities
 // classify failures from `ERROR_CLASSES`, so the two can never disagree.
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
 
 /**
@@ -25,6 +26,7 @@ export const ERROR_CLASSES = {
   BatchPlanError: { retry: false, why: 'a batch outside its plan file: a defect, not a passing fault' },
   InputFileError: { retry: false, why: 'the input is unreadable or unusable until someone fixes it' },
   InvalidLocationError: { retry: false, why: 'the location cannot name a store' },
+  OutputLocationError: { retry: false, why: 'the output cannot be written (no bucket, no access, a file)' },
   JobSpecError: { retry: false, why: 'the job spec is invalid' },
   ExportSpecError: { retry: false, why: 'the export spec is invalid' },
   CursorUnsupportedError: { retry: false, why: 'the service does not page this search by cursor' },
@@ -46,6 +48,19 @@ export const NON_RETRYABLE_ERRORS: string[] = Object.entries(ERROR_CLASSES)
 /** Whether a failure of this type is worth another attempt (unknown types are: they are defects or I/O). */
 export function isRetryable(type: string | undefined): boolean {
   return !type || !NON_RETRYABLE_ERRORS.includes(type);
+}
+
+/**
+ * The requests the service received for an activity that failed for good, as its last attempt reported
+ * them (activities count each request before it leaves, over every attempt); `otherwise` when the
+ * failure carries no count (a timeout, a failure from outside the discipline).
+ */
+export function requestsOfFailure(error: unknown, otherwise: number): number {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof ApplicationFailure)) return otherwise;
+  const first: unknown = cause.details?.[0];
+  const calls = first && typeof first === 'object' ? (first as { calls?: unknown }).calls : undefined;
+  return typeof calls === 'number' ? calls : otherwise;
 }
 
 /**

@@ -74,6 +74,16 @@ const HEARTBEAT_THROTTLE = {
   defaultHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
 };
 
+/**
+ * The API task queue's dispatch rate for a budget of `perMinute` calls. The server keeps the rate as a
+ * token bucket that also lets about one second's worth through at once, so a minute can see 61 seconds'
+ * worth; dispatching at a 61st of the budget per second keeps every sliding minute within the budget
+ * (a service that counts per minute answers nothing 429).
+ */
+export function dispatchRatePerSecond(perMinute: number): number {
+  return perMinute / 61;
+}
+
 /** Activity slots of the main task queue (table work and bookkeeping). */
 const MAIN_QUEUE_SLOTS = 8;
 
@@ -156,7 +166,7 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
     ...HEARTBEAT_THROTTLE,
     // Enforced by the server for the whole task queue: the deployment's one rate budget.
-    maxTaskQueueActivitiesPerSecond: config.dataService.ratePerMinute / 60,
+    maxTaskQueueActivitiesPerSecond: dispatchRatePerSecond(config.dataService.ratePerMinute),
   });
   logger.info(
     {

@@ -14,7 +14,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/index.js';
-import { ACTIVITY_KINDS, activityOptions, isRetryable, NON_RETRYABLE_ERRORS } from '../pipeline/attempts.js';
+import {
+  ACTIVITY_KINDS,
+  activityOptions,
+  isRetryable,
+  NON_RETRYABLE_ERRORS,
+  requestsOfFailure,
+} from '../pipeline/attempts.js';
 import { BatchQueue, type BatchQueueState } from '../pipeline/batch-queue.js';
 import type {
   ApiRetryPolicy,
@@ -171,7 +177,7 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     const errorType = app?.type ?? (cause instanceof Error ? cause.name : 'Error');
     const message = cause instanceof Error ? cause.message : String(cause);
     const retriedOut = !app || isRetryable(errorType);
-    counters.calls += retriedOut ? attempts : 1;
+    counters.calls += requestsOfFailure(error, retriedOut ? attempts : 1);
     if (errorType === CREDITS_ERROR) {
       // Not the batch's fault: it runs again once credits are back and the run is resumed.
       queue.requeue(ref);

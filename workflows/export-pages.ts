@@ -2,6 +2,7 @@
 // for slices no filter can split), continuing as new before its history grows large.
 import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ExportStageProgress, PageFailure, SliceOutcome, SliceWork } from '../pipeline/export-types.js';
+import { requestsOfFailure } from '../pipeline/attempts.js';
 import { type ApiRetryPolicy, type RunLocation } from '../pipeline/run-types.js';
 import {
   FATAL_ERRORS,
@@ -113,8 +114,9 @@ export async function exportPagesWorkflow(input: ExportPagesInput): Promise<Expo
   const fail = (slice: SliceState, page: number, error: unknown) => {
     const info = failureInfo(error);
     const tries = info.retriedOut ? attempts : 1;
-    slice.calls += tries;
-    progress.calls += tries;
+    const calls = requestsOfFailure(error, tries);
+    slice.calls += calls;
+    progress.calls += calls;
     if (FATAL_ERRORS.has(info.type)) {
       fatal ??= info;
       return;

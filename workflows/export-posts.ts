@@ -2,6 +2,7 @@
 // rate budget as the pages.
 import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ExportStageProgress, PageFailure, PostsResult } from '../pipeline/export-types.js';
+import { requestsOfFailure } from '../pipeline/attempts.js';
 import { type ApiRetryPolicy, type RunLocation } from '../pipeline/run-types.js';
 import {
   FATAL_ERRORS,
@@ -58,7 +59,7 @@ export async function exportPostsWorkflow(input: ExportPostsInput): Promise<Post
         (error: unknown) => {
           const info = failureInfo(error);
           const tries = info.retriedOut ? attempts : 1;
-          progress.calls += tries;
+          progress.calls += requestsOfFailure(error, tries);
           if (FATAL_ERRORS.has(info.type)) {
             fatal ??= info;
             return;

@@ -5,7 +5,7 @@ import { describeBatch } from '../../pipeline/batch-queue.js';
 import type { BatchOutcome, BatchRef, RunLocation, StageName } from '../../pipeline/run-types.js';
 import type { RateLimitInfo } from '../client-port.js';
 import { easeOff, pacedCall } from '../api-pacing.js';
-import { attemptNumber, toActivityFailure, cancellationSignal } from '../attempt.js';
+import { requestsSent, toActivityFailure, cancellationSignal } from '../attempt.js';
 import { runLayout, stageBatching } from '../../pipeline/run-layout.js';
 import { RunFiles } from '../../storage/run-files.js';
 
@@ -53,7 +53,7 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
         await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
         await easeOff(response.rateLimit);
         const matched = results.filter((r) => r.business_id !== null).length;
-        return { records: matched, misses: results.length - matched, calls: attemptNumber() };
+        return { records: matched, misses: results.length - matched, calls: requestsSent() };
       }
       const { batchSize, batchesPerChunk } = stageBatching(stage);
       if (batch.index >= batchesPerChunk)
@@ -92,7 +92,7 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
       const misses = ids.filter((id) => !found.has(id)).map((id) => ({ business_id: id, data: null }));
       await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines([...lines, ...misses]));
       await easeOff(rateLimit);
-      return { records: lines.length, misses: misses.length, calls: attemptNumber() };
+      return { records: lines.length, misses: misses.length, calls: requestsSent() };
     },
   };
 }

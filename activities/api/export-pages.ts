@@ -7,7 +7,7 @@ import { exportLayout, POST_IDS_PER_CHUNK } from '../../pipeline/export-layout.j
 import type { Bound, Constraints, Count } from '../../pipeline/export-slicing.js';
 import type { RunLocation } from '../../pipeline/run-types.js';
 import { easeOff } from '../api-pacing.js';
-import { attemptNumber, toActivityFailure, cancellationSignal } from '../attempt.js';
+import { requestsSent, toActivityFailure, cancellationSignal } from '../attempt.js';
 import { RunFiles } from '../../storage/run-files.js';
 
 /** The calls of the Data Service an export makes (the undici client has them all). */
@@ -131,7 +131,7 @@ export function createExportPageActivities(deps: ExportActivityDeps, shared: Exp
       );
       await files.store.put(key, got.text);
       await easeOff(got.rateLimit);
-      return { records: got.records, total: got.total, calls: attemptNumber(), reused: false };
+      return { records: got.records, total: got.total, calls: requestsSent(), reused: false };
     },
 
     /** One page of a slice's cursor chain; returns the next cursor (null at the end). */
@@ -169,7 +169,7 @@ export function createExportPageActivities(deps: ExportActivityDeps, shared: Exp
       }
       await files.store.put(files.key(exportLayout.cursorPage(slice, seq)), got.text);
       await easeOff(got.rateLimit);
-      return { records: got.records, total: got.total, nextCursor: got.nextCursor, calls: attemptNumber() };
+      return { records: got.records, total: got.total, nextCursor: got.nextCursor, calls: requestsSent() };
     },
 
     /** The posts record of one exported prospect; a prospect without posts is a miss, not an error. */
@@ -210,8 +210,8 @@ export function createExportPageActivities(deps: ExportActivityDeps, shared: Exp
         `${JSON.stringify({ k: index, prospect_id: prospectId, data: found ? data : null })}\n`,
       );
       return found
-        ? { records: 1, misses: 0, calls: attemptNumber() }
-        : { records: 0, misses: 1, calls: attemptNumber() };
+        ? { records: 1, misses: 0, calls: requestsSent() }
+        : { records: 0, misses: 1, calls: requestsSent() };
     },
   };
 }

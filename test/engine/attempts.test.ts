@@ -5,12 +5,13 @@ import type { ApplicationFailure } from '@temporalio/common';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { CallDeadlines } from '../../activities/api-pacing.js';
+import { CallDeadlines, pacedCall } from '../../activities/api-pacing.js';
 import {
   cancellationSignal,
   heartbeat,
   inAttempt,
   MemoryGate,
+  requestsSent,
   toActivityFailure,
 } from '../../activities/attempt.js';
 import { nonRetryableErrorTypes, RateLimitedError, retryableErrorTypes } from '../../client/errors.js';
@@ -20,6 +21,7 @@ import {
   ERROR_CLASSES,
   HEARTBEAT_EVERY_MS,
   NON_RETRYABLE_ERRORS,
+  requestsOfFailure,
 } from '../../pipeline/attempts.js';
 import { InvalidLocationError, openObjectStore } from '../../storage/open-store.js';
 
@@ -134,6 +136,42 @@ describe('an attempt that will not return', () => {
       { stallAfterMs: 1_000 },
     );
     await expect(env.run(busy, undefined)).resolves.toBe('finished');
+  });
+});
+
+describe('calls counted as the service receives them', () => {
+  const send = (fail?: Error) =>
+    inAttempt('apiCall', async () => {
+      await pacedCall('match', () => (fail ? Promise.reject(fail) : Promise.resolve('ok')));
+      return requestsSent();
+    });
+
+  it('counts a request when it leaves, adding the earlier attempts', async () => {
+    const heartbeats: unknown[] = [];
+    const env = new MockActivityEnvironment({ attempt: 3, heartbeatDetails: { requests: 1 } });
+    env.on('heartbeat', (details: unknown) => heartbeats.push(details));
+    // Attempt 3, but the attempt before it died before sending: the service received 1 + this one.
+    await expect(env.run(send(), undefined)).resolves.toBe(2);
+    // The running total went out before the request did, for the next attempt to start from.
+    expect(heartbeats[0]).toEqual({ requests: 2 });
+  });
+
+  it('an attempt that fails before sending counts nothing of its own, and its failure says so', async () => {
+    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { requests: 1 } });
+    const early = inAttempt('apiCall', () => Promise.reject(new Error('plan file unreadable')));
+    const failure = await env.run(early, undefined).catch((error: unknown) => error);
+    expect(requestsOfFailure(failure, 99)).toBe(1);
+  });
+
+  it('a failed request is counted in the failure the workflow reads', async () => {
+    const env = new MockActivityEnvironment();
+    const failure = await env
+      .run(send(new RateLimitedError('slow down', 1000, { status: 429 } as never)), undefined)
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'RateLimitedError' });
+    expect(requestsOfFailure(failure, 99)).toBe(1);
+    // A failure without a count (a timeout) falls back to what the workflow assumes.
+    expect(requestsOfFailure(new Error('timed out'), 3)).toBe(3);
   });
 });
 

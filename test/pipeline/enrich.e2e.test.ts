@@ -22,6 +22,7 @@ import {
   startPipelineStack,
   type PipelineStack,
 } from '../support/pipeline-harness.js';
+import { startSandboxDoor } from '../support/sandbox-door.js';
 
 const SAMPLE = SAMPLE_COMPANIES;
 
@@ -313,13 +314,31 @@ describe('enrich: a faulty service', () => {
       { match: 'bulkEnrich*', kind: 'rate_limit', count: 3, retryAfterSeconds: 1 },
       { match: 'bulkEnrichTechnographics', kind: 'hang', count: 2 },
     ]);
-    const summary = await runToEnd({
-      job_name: 'faulty',
-      input: { location: input },
-      datasets: ['firmographics', 'technographics'],
-      output: s3Location('enriched'),
-      api_retry: { initial_interval_ms: 100, maximum_interval_ms: 500 },
-    });
+    // This run's worker reaches the sandbox through a door that counts what the service received.
+    const door = await startSandboxDoor(sandbox.url);
+    const doorConfig = testConfig(door.url);
+    const doorWorker = await startTestWorker(doorConfig);
+    let summary: RunSummary;
+    try {
+      const { runId } = await startRun(
+        client,
+        doorConfig,
+        validateJobSpec(
+          {
+            job_name: 'faulty',
+            input: { location: input },
+            datasets: ['firmographics', 'technographics'],
+            output: s3Location('enriched'),
+            api_retry: { initial_interval_ms: 100, maximum_interval_ms: 500 },
+          },
+          'test',
+        ),
+      );
+      summary = (await client.workflow.getHandle(runId).result()) as RunSummary;
+    } finally {
+      await doorWorker.stop();
+      await door.close();
+    }
     expect(summary.status).toBe('completed');
     const ids = summary.enrichPlan.uniqueIds;
     const firmographics = await readTable(
@@ -336,6 +355,9 @@ describe('enrich: a faulty service', () => {
     const calls = summary.stages.reduce((sum, s) => sum + s.calls, 0);
     expect(calls).toBeGreaterThan(minimal);
     expect(calls).toBeLessThanOrEqual(Math.ceil(minimal * 1.5));
+    // The calls the run reports are the requests the service received: failed, hung and retried ones
+    // included, none that never left.
+    expect(calls).toBe(door.requests.filter((r) => r.path.startsWith('/v1/')).length);
   });
 
   test('a 422 on a batch is split down to the id that causes it; the rest of the batch is enriched', async () => {
