@@ -1,5 +1,5 @@
 // Fills a DuckDB database with the world of one seed: businesses, their hierarchy and bulk-dataset
-// records, prospects and their posts, then the meta table that says which seed and sizes it holds.
+// records, prospects with their posts and contact information, then the meta table that says which seed and sizes it holds.
 // Two producers (worker threads for large worlds) generate batches while the main thread only appends,
 // in index order, so the file's row order is the stable order of fetches.
 import { Worker } from 'node:worker_threads';
@@ -20,13 +20,14 @@ import { REGION_LIST } from './places.js';
 import {
   appendProspectBatch,
   PROSPECT_COLUMNS,
+  type ProspectAppenders,
   PROSPECT_TABLE_COLUMNS,
   prospectBatches,
   type ProspectBatch,
 } from './prospect-batches.js';
 
 /** Bumped whenever generated content changes, so files made by an older generator are rebuilt. */
-export const GENERATOR_VERSION = '6';
+export const GENERATOR_VERSION = '7';
 
 export interface GenerationOptions {
   seed: string | number;
@@ -118,6 +119,7 @@ export interface GenerationSummary {
   datasetRows: Record<BulkDataset, number>;
   hierarchies: number;
   prospectPosts: number;
+  prospectContacts: number;
   millis: number;
 }
 
@@ -139,6 +141,7 @@ const SCHEMA_SQL = [
   `CREATE TABLE regions (region_id SMALLINT NOT NULL, country_code VARCHAR NOT NULL, country_name VARCHAR NOT NULL,
     region_iso VARCHAR NOT NULL, region_name VARCHAR NOT NULL)`,
   `CREATE TABLE prospect_posts (pix INTEGER NOT NULL, prospect_id VARCHAR NOT NULL, json VARCHAR NOT NULL)`,
+  `CREATE TABLE prospect_contacts (pix INTEGER NOT NULL, prospect_id VARCHAR NOT NULL, json VARCHAR NOT NULL)`,
 ];
 
 /** The catalogues behind prospects' numeric columns, so the table reads in SQL too. */
@@ -228,27 +231,36 @@ export async function generateDatabase(
   };
 
   let prospectPosts = 0;
+  let prospectContacts = 0;
   const appendProspects = async () => {
-    const prospects = await connection.createAppender('prospects');
-    const posts = await connection.createAppender('prospect_posts');
+    const appenders: ProspectAppenders = {
+      prospects: await connection.createAppender('prospects'),
+      posts: await connection.createAppender('prospect_posts'),
+      contacts: await connection.createAppender('prospect_contacts'),
+    };
+    const all = [appenders.prospects, appenders.posts, appenders.contacts];
     let appended = 0;
     for await (const batch of prospectSource as AsyncIterable<ProspectBatch>) {
-      prospectPosts += appendProspectBatch(prospects, posts, batch);
+      const added = appendProspectBatch(appenders, batch);
+      prospectPosts += added.posts;
+      prospectContacts += added.contacts;
       appended += batch.prospects.length / PROSPECT_COLUMNS;
       if (appended % PROSPECT_FLUSH_ROWS < PROSPECT_BATCH_SIZE) {
-        prospects.flushSync();
-        posts.flushSync();
+        for (const appender of all) appender.flushSync();
         logger.info({ prospects: appended, ms: Date.now() - started }, 'sandbox data: prospects');
       }
     }
-    prospects.closeSync();
-    posts.closeSync();
+    for (const appender of all) appender.closeSync();
   };
   // One JS thread appends both streams, taking whichever batch arrives next.
   await Promise.all([appendBusinesses(), appendProspects()]);
   // A fetch reads the page's records by key: with this index DuckDB looks the rows up (an index scan
   // for IN lists up to `index_scan_max_count` keys) instead of scanning the row groups they span.
   await connection.run('CREATE UNIQUE INDEX prospects_pix ON prospects (pix)');
+  // Prospect bulk enrichment asks by id: these make its 50-id IN lists index lookups, not scans.
+  await connection.run('CREATE UNIQUE INDEX prospects_id ON prospects (prospect_id)');
+  await connection.run('CREATE UNIQUE INDEX prospect_posts_id ON prospect_posts (prospect_id)');
+  await connection.run('CREATE UNIQUE INDEX prospect_contacts_id ON prospect_contacts (prospect_id)');
 
   const meta: Record<string, string> = {
     seed: String(options.seed),
@@ -261,6 +273,17 @@ export async function generateDatabase(
     await connection.run('INSERT INTO meta VALUES ($name, $value)', { name, value });
   }
   const millis = Date.now() - started;
-  logger.info({ millis, prospects: options.prospects, prospectPosts }, 'sandbox data: generation finished');
-  return { businesses, prospects: options.prospects, datasetRows, hierarchies, prospectPosts, millis };
+  logger.info(
+    { millis, prospects: options.prospects, prospectPosts, prospectContacts },
+    'sandbox data: generation finished',
+  );
+  return {
+    businesses,
+    prospects: options.prospects,
+    datasetRows,
+    hierarchies,
+    prospectPosts,
+    prospectContacts,
+    millis,
+  };
 }

@@ -1,4 +1,5 @@
-// Prospects as batches of column values, ready for the `prospects` and `prospect_posts` appenders.
+// Prospects as batches of column values, ready for the `prospects`, `prospect_posts` and
+// `prospect_contacts` appenders.
 // The same producer runs in a worker thread (large worlds: generation and DuckDB ingestion overlap on
 // two cores) or inline (small worlds and tests); both give the same rows in the same order.
 import type { DuckDBAppender } from '@duckdb/node-api';
@@ -22,6 +23,7 @@ export const PROSPECT_TABLE_COLUMNS = [
   ['current_months', 'SMALLINT'],
   ['full_name_norm', 'VARCHAR'],
   ['email_hash', 'VARCHAR'],
+  ['personal_email_hash', 'VARCHAR'],
   ['phone_hash', 'VARCHAR'],
   ['network_slug', 'VARCHAR'],
   // Stored uncompressed: a fetch reads scattered records of a page, and decompressing whole vectors
@@ -32,7 +34,7 @@ export const PROSPECT_COLUMNS = PROSPECT_TABLE_COLUMNS.length;
 /** Bits of `contact_flags`. */
 export const HAS_EMAIL = 1;
 export const HAS_PHONE = 2;
-/** Values per posts row: pix, prospect_id, json. */
+/** Values per posts row and per contacts row: pix, prospect_id, json. */
 export const POSTS_COLUMNS = 3;
 
 export interface ProspectBatch {
@@ -40,6 +42,8 @@ export interface ProspectBatch {
   prospects: (string | number | null)[];
   /** Row-major values of `prospect_posts` rows. */
   posts: (string | number)[];
+  /** Row-major values of `prospect_contacts` rows. */
+  contacts: (string | number)[];
 }
 
 /** Yields the prospects [0, count) of a seed in batches of `batchSize`. */
@@ -54,10 +58,11 @@ export function* prospectBatches(
     rows,
     employerWeights: employerWeights(rows),
     emails: new Set(),
+    phones: new Set(),
   };
   for (let start = 0; start < count; start += batchSize) {
     const end = Math.min(count, start + batchSize);
-    const batch: ProspectBatch = { prospects: [], posts: [] };
+    const batch: ProspectBatch = { prospects: [], posts: [], contacts: [] };
     for (let pix = start; pix < end; pix += 1) {
       const p = generateProspect(pix, context);
       batch.prospects.push(
@@ -71,11 +76,13 @@ export function* prospectBatches(
         p.currentRoleMonths,
         p.fullNameNorm,
         p.emailHash,
+        p.personalEmailHash,
         p.phoneHash,
         p.networkSlug,
         p.recordJson,
       );
       if (p.postsJson !== null) batch.posts.push(p.pix, p.prospectId, p.postsJson);
+      if (p.contactsJson !== null) batch.contacts.push(p.pix, p.prospectId, p.contactsJson);
     }
     yield batch;
   }
@@ -83,12 +90,28 @@ export function* prospectBatches(
 
 const KINDS = PROSPECT_TABLE_COLUMNS.map(([, kind]) => kind);
 
-/** Appends one batch; returns the number of posts rows appended. */
+function appendKeyedJson(appender: DuckDBAppender, values: readonly (string | number)[]): number {
+  for (let i = 0; i < values.length; i += POSTS_COLUMNS) {
+    appender.appendInteger(values[i] as number);
+    appender.appendVarchar(values[i + 1] as string);
+    appender.appendVarchar(values[i + 2] as string);
+    appender.endRow();
+  }
+  return values.length / POSTS_COLUMNS;
+}
+
+export interface ProspectAppenders {
+  prospects: DuckDBAppender;
+  posts: DuckDBAppender;
+  contacts: DuckDBAppender;
+}
+
+/** Appends one batch; returns the number of posts and contacts rows appended. */
 export function appendProspectBatch(
-  prospects: DuckDBAppender,
-  posts: DuckDBAppender,
+  appenders: ProspectAppenders,
   batch: ProspectBatch,
-): number {
+): { posts: number; contacts: number } {
+  const { prospects } = appenders;
   const values = batch.prospects;
   for (let i = 0; i < values.length; i += PROSPECT_COLUMNS) {
     for (let c = 0; c < PROSPECT_COLUMNS; c += 1) {
@@ -113,12 +136,8 @@ export function appendProspectBatch(
     }
     prospects.endRow();
   }
-  const postValues = batch.posts;
-  for (let i = 0; i < postValues.length; i += POSTS_COLUMNS) {
-    posts.appendInteger(postValues[i] as number);
-    posts.appendVarchar(postValues[i + 1] as string);
-    posts.appendVarchar(postValues[i + 2] as string);
-    posts.endRow();
-  }
-  return postValues.length / POSTS_COLUMNS;
+  return {
+    posts: appendKeyedJson(appenders.posts, batch.posts),
+    contacts: appendKeyedJson(appenders.contacts, batch.contacts),
+  };
 }

@@ -1,6 +1,7 @@
 // Generates the prospects of a seed: people employed by the generated businesses, with names, a job
 // title from the title catalogue (and so a department, level and title family), experience, where they
-// live, a hashed work email and phone when they have them, and their network profile.
+// live, a hashed work email and phone when they have them, their contact information (on reserved
+// domains and fictional numbers only, see contacts.ts), and their network profile.
 import { JOB_DEPARTMENTS, type JobDepartment, type JobLevel } from '../../contract/enums.js';
 import { pickEmployer, type BusinessRow } from './businesses.js';
 import {
@@ -12,6 +13,13 @@ import {
   type TitleEntry,
 } from './people.js';
 import { COUNTRIES, regionIdOf, regionIsoCode, type City, type Country, type Region } from './places.js';
+import {
+  contactsRecord,
+  fictionalPhone,
+  hasFictionalPhones,
+  PERSONAL_MAIL_DOMAINS,
+  workMailDomain,
+} from './contacts.js';
 import { foldText, hashEmail, hashPhone, profileNetworkUrl } from './normalize.js';
 import { entityId, streamFor, type SeedKey, type SeededRandom } from './random.js';
 import { prospectPostsRecord } from './records.js';
@@ -22,10 +30,13 @@ export interface ProspectRow {
   bix: number;
   businessId: string;
   fullNameNorm: string;
-  /** The address and number behind the hashes; never stored, kept for samples and tests. */
+  /** The addresses and number behind the hashes, also in the contacts record; kept for samples and tests. */
   email: string | null;
+  personalEmail: string | null;
+  /** E.164, from a fictional range. */
   phone: string | null;
   emailHash: string | null;
+  personalEmailHash: string | null;
   phoneHash: string | null;
   networkSlug: string;
   title: TitleEntry;
@@ -41,6 +52,8 @@ export interface ProspectRow {
   recordJson: string;
   /** The posts record, serialised, or null when the prospect has no posts. */
   postsJson: string | null;
+  /** The contacts record, serialised, or null when the prospect has no email and no phone. */
+  contactsJson: string | null;
 }
 
 const TITLES_BY_DEPARTMENT = new Map<JobDepartment, TitleEntry[]>();
@@ -140,9 +153,14 @@ export interface ProspectContext {
   key: SeedKey;
   rows: readonly BusinessRow[];
   employerWeights: Float64Array;
-  /** Work emails already given out, so that two people never share one. */
+  /** Email addresses already given out, so that two people never share one. */
   emails: Set<string>;
+  /** Phone numbers already given out (the fictional ranges are small). */
+  phones: Set<string>;
 }
+
+/** Tries for a free number before the person goes without a phone (a range may be used up). */
+const PHONE_TRIES = 8;
 
 export function generateProspect(pix: number, ctx: ProspectContext): ProspectRow {
   const r = streamFor(ctx.key, 'prospect', pix);
@@ -158,6 +176,14 @@ export function generateProspect(pix: number, ctx: ProspectContext): ProspectRow
   const current = Math.min(total, Math.floor(r.next() ** 1.5 * Math.min(total, 240)) + 1);
   const home = homeOf(r, employer);
 
+  // Contact details draw from their own stream, so they can change without moving the rest.
+  const c = streamFor(ctx.key, 'prospect-contacts', pix);
+  const unique = (local: string, domain: string) => {
+    let candidate = `${local}@${domain}`;
+    for (let n = 2; ctx.emails.has(candidate); n += 1) candidate = `${local}${n}@${domain}`;
+    ctx.emails.add(candidate);
+    return candidate;
+  };
   let email: string | null = null;
   if (employer.domain && r.chance(0.72)) {
     const pattern = r.next();
@@ -167,13 +193,21 @@ export function generateProspect(pix: number, ctx: ProspectContext): ProspectRow
         : pattern < 0.85
           ? `${asciiLocal(first).charAt(0)}${asciiLocal(last)}`
           : asciiLocal(first);
-    let candidate = `${local}@${employer.domain}`;
-    for (let n = 2; ctx.emails.has(candidate); n += 1) candidate = `${local}${n}@${employer.domain}`;
-    ctx.emails.add(candidate);
-    email = candidate;
+    email = unique(local, workMailDomain(employer.domain));
   }
-  const phone = r.chance(0.38)
-    ? `${home.country.phonePrefix} ${r.int(200, 989)} ${r.int(100, 999)} ${String(r.int(0, 9999)).padStart(4, '0')}`
+  let phone: ReturnType<typeof fictionalPhone> = null;
+  if (r.chance(0.38) && hasFictionalPhones(home.country.code)) {
+    for (let i = 0; i < PHONE_TRIES && phone === null; i += 1) {
+      const candidate = fictionalPhone(c, home.country.code);
+      if (candidate && !ctx.phones.has(candidate.number)) phone = candidate;
+    }
+    if (phone) ctx.phones.add(phone.number);
+  }
+  const personalEmail = c.chance(0.3)
+    ? unique(
+        `${asciiLocal(first)}.${asciiLocal(last)}.${prospectId.slice(0, 4)}`,
+        c.pick(PERSONAL_MAIL_DOMAINS),
+      )
     : null;
   const slug = `${asciiLocal(first)}-${asciiLocal(last)}-${prospectId.slice(0, 8)}`;
   const network = profileNetworkUrl(slug);
@@ -210,6 +244,7 @@ export function generateProspect(pix: number, ctx: ProspectContext): ProspectRow
       : [network],
   };
   const posts = prospectPostsRecord(streamFor(ctx.key, 'prospect-posts', pix), fullName, slug);
+  const contacts = contactsRecord(c, { workEmail: email, personalEmail, phone });
   return {
     pix,
     prospectId,
@@ -217,9 +252,11 @@ export function generateProspect(pix: number, ctx: ProspectContext): ProspectRow
     businessId: employer.businessId,
     fullNameNorm: `${asciiLocal(first)}${asciiLocal(last)}`,
     email,
-    phone,
+    personalEmail,
+    phone: phone?.number ?? null,
     emailHash,
-    phoneHash: phone ? hashPhone(phone) : null,
+    personalEmailHash: personalEmail ? hashEmail(personalEmail) : null,
+    phoneHash: phone ? hashPhone(phone.number) : null,
     networkSlug: slug,
     title,
     levels,
@@ -231,5 +268,6 @@ export function generateProspect(pix: number, ctx: ProspectContext): ProspectRow
     currentRoleMonths: current,
     recordJson: JSON.stringify(record),
     postsJson: posts ? JSON.stringify(posts) : null,
+    contactsJson: contacts ? JSON.stringify(contacts) : null,
   };
 }

@@ -1,7 +1,7 @@
 // Business and prospect matching. Businesses: a domain, URL or network URL anchors the match, and a name
 // given with it must resemble the anchored business's name (a name with a wrong domain does not match);
-// a name alone matches only when exactly one business carries it. Prospects: email, phone, network
-// profile, or full name with company name. Results keep the input's length and order.
+// a name alone matches only when exactly one business carries it. Prospects: email (work or personal),
+// phone, network profile, or full name with company name. Results keep the input's length and order.
 import type { BusinessMatchInput, ProspectMatchInput } from '../../contract/index.js';
 import {
   hashEmail,
@@ -181,6 +181,7 @@ function prospectKeys(input: ProspectMatchInput): ProspectKeys {
 interface ProspectHit {
   prospectId: string;
   emailHash: string | null;
+  personalEmailHash: string | null;
   phoneHash: string | null;
   slug: string;
   fullName: string;
@@ -202,7 +203,10 @@ export async function matchProspects(
   const phones = collect((k) => k.phone);
   const slugs = collect((k) => k.slug);
   const fullNames = collect((k) => k.fullName);
-  if (emails.length > 0) where.push(`p.email_hash IN ${params.list(emails)}`);
+  if (emails.length > 0) {
+    const list = params.list(emails);
+    where.push(`p.email_hash IN ${list}`, `p.personal_email_hash IN ${list}`);
+  }
   if (phones.length > 0) where.push(`p.phone_hash IN ${params.list(phones)}`);
   if (slugs.length > 0) where.push(`p.network_slug IN ${params.list(slugs)}`);
   if (fullNames.length > 0) where.push(`p.full_name_norm IN ${params.list(fullNames)}`);
@@ -210,13 +214,14 @@ export async function matchProspects(
     where.length === 0
       ? []
       : await store.query(
-          `SELECT p.prospect_id, p.email_hash, p.phone_hash, p.network_slug, p.full_name_norm, b.business_id, b.name_norm
+          `SELECT p.prospect_id, p.email_hash, p.personal_email_hash, p.phone_hash, p.network_slug, p.full_name_norm, b.business_id, b.name_norm
            FROM prospects p JOIN businesses b ON b.bix = p.bix WHERE ${anyOf(where)} ORDER BY p.pix`,
           params.values,
         );
   const hits: ProspectHit[] = rows.map((row) => ({
     prospectId: String(row.prospect_id),
     emailHash: row.email_hash === null ? null : String(row.email_hash),
+    personalEmailHash: row.personal_email_hash === null ? null : String(row.personal_email_hash),
     phoneHash: row.phone_hash === null ? null : String(row.phone_hash),
     slug: String(row.network_slug),
     fullName: String(row.full_name_norm),
@@ -226,7 +231,9 @@ export async function matchProspects(
   return keys.map((key) => {
     const employerOk = (hit: ProspectHit) => key.businessId === null || hit.businessId === key.businessId;
     const found =
-      (key.email ? hits.find((h) => h.emailHash === key.email && employerOk(h)) : undefined) ??
+      (key.email
+        ? hits.find((h) => (h.emailHash === key.email || h.personalEmailHash === key.email) && employerOk(h))
+        : undefined) ??
       (key.phone ? hits.find((h) => h.phoneHash === key.phone && employerOk(h)) : undefined) ??
       (key.slug ? hits.find((h) => h.slug === key.slug && employerOk(h)) : undefined) ??
       (key.fullName && key.company

@@ -30,6 +30,7 @@ const OTHER_TABLES: [table: string, column: string, schema: string][] = [
   ['hierarchies', 'json', 'CompanyHierarchiesOutputSchema'],
   ['prospects', 'record_json', 'Prospect'],
   ['prospect_posts', 'json', 'LinkedinProspectsPostsOutputSchema'],
+  ['prospect_contacts', 'json', 'ContactsInformationOutputSchema'],
 ];
 
 let sandbox: TestSandbox;

@@ -103,7 +103,13 @@ describe('business match from in-memory keys', () => {
 describe('prospect match', () => {
   it('matches by email, phone, network profile, and full name with company name', async () => {
     const key = seedKey(TEST_WORLD.seed);
-    const context = { key, rows, employerWeights: employerWeights(rows), emails: new Set<string>() };
+    const context = {
+      key,
+      rows,
+      employerWeights: employerWeights(rows),
+      emails: new Set<string>(),
+      phones: new Set<string>(),
+    };
     // Replaying the generator gives the same people, with the email and phone behind the stored hashes.
     const people = Array.from({ length: 400 }, (_, pix) => generateProspect(pix, context));
     const stored = [...prospectBatches(TEST_WORLD.seed, rows, 400, 400)][0]?.prospects ?? [];
