@@ -12,6 +12,7 @@ import {
   CORRELATION_ID_HEADER,
   HttpValidationErrorSchema,
   InsufficientCreditsBodySchema,
+  PROSPECT_BULK_ENRICH_ROUTES,
   RATE_LIMIT_LIMIT_HEADER,
   RATE_LIMIT_REMAINING_HEADER,
   RATE_LIMIT_RESET_HEADER,
@@ -22,6 +23,9 @@ import {
   type BulkEnrichRequest,
   type BulkEnrichResponse,
   type OperationName,
+  type ProspectBulkEnrichRequest,
+  type ProspectBulkEnrichResponse,
+  type ProspectDataset,
   type RouteSpec,
   type Routes,
 } from '../contract/index.js';
@@ -336,6 +340,25 @@ export class DataServiceClient {
       return Promise.reject(new ValidationError(detail, false, { operationId: 'bulkEnrich' }));
     }
     return this.call(route, { body }, options) as Promise<ApiResponse<BulkEnrichResponse<D>>>;
+  }
+
+  /**
+   * `POST /v1/prospects/<dataset>/bulk_enrich` (a provider operation beyond spec 0.2.286): one prospect
+   * dataset's records (`profiles`, `contacts_information`, `network_posts`) for 1–50 prospects.
+   */
+  bulkEnrichProspects<D extends ProspectDataset>(
+    dataset: D,
+    body: ProspectBulkEnrichRequest<D>,
+    options?: CallOptions,
+  ): Promise<ApiResponse<ProspectBulkEnrichResponse<D>>> {
+    const route: RouteSpec | undefined = PROSPECT_BULK_ENRICH_ROUTES[dataset];
+    if (!route) {
+      const detail = [
+        { loc: ['path', 'dataset'], msg: `unknown dataset ${String(dataset)}`, type: 'type_error.enum' },
+      ];
+      return Promise.reject(new ValidationError(detail, false, { operationId: 'bulkEnrichProspects' }));
+    }
+    return this.call(route, { body }, options) as Promise<ApiResponse<ProspectBulkEnrichResponse<D>>>;
   }
 
   /** `POST /v1/prospects/match`: 1–50 attribute sets → prospect ids, same order. */

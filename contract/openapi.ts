@@ -28,6 +28,8 @@ export interface OpenApiOptions {
 }
 
 export const SECURITY_SCHEME_NAME = 'APIKeyHeader';
+/** Marks an operation the spec does not have, taken from the provider's published API. */
+export const BEYOND_SPEC_EXTENSION = 'x-beyond-spec';
 
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   401: 'Missing or unknown API key',
@@ -138,6 +140,16 @@ function operationOf(route: RouteSpec, registry: ComponentRegistry): JsonObject 
     parameters: parametersOf(route, registry),
     responses,
   };
+  if (route.beyondSpec) {
+    operation.description =
+      `A provider operation beyond spec ${SERVICE_VERSION}: the spec does not have it; shapes, limits, ` +
+      `errors and billing follow the provider's published API ${route.beyondSpec.providerVersion} and ` +
+      'the rules the spec gives for bulk enrichment of businesses (section 4.3).';
+    operation[BEYOND_SPEC_EXTENSION] = {
+      spec_version: SERVICE_VERSION,
+      provider_version: route.beyondSpec.providerVersion,
+    };
+  }
   if (route.body) {
     operation.requestBody = {
       required: true,
@@ -148,7 +160,10 @@ function operationOf(route: RouteSpec, registry: ComponentRegistry): JsonObject 
   return operation;
 }
 
-/** The OpenAPI 3.1 document of the service (version 0.2.286), generated from `ALL_ROUTES`. */
+/**
+ * The OpenAPI 3.1 document of the service (version 0.2.286), generated from `ALL_ROUTES`; operations
+ * beyond the spec carry `x-beyond-spec`.
+ */
 export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocument {
   const registry = new ComponentRegistry();
   const paths: OpenApiDocument['paths'] = {};
@@ -165,7 +180,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
       version: SERVICE_VERSION,
       description:
         'Matching, search, enrichment and event enrollment for businesses and prospects. Operations with ' +
-        `a security requirement take an API key in the \`${API_KEY_HEADER}\` header.`,
+        `a security requirement take an API key in the \`${API_KEY_HEADER}\` header. Operations marked ` +
+        `\`${BEYOND_SPEC_EXTENSION}\` are provider operations beyond spec ${SERVICE_VERSION}.`,
     },
     servers: [{ url: options.serverUrl ?? 'http://127.0.0.1:8080' }],
     tags,

@@ -1,8 +1,10 @@
-// The route table: one entry per operation of spec section 4, naming its method, path, auth, tenant
-// header, request schemas, 200 schema and declared error statuses. The sandbox registers these routes,
+// The route table: one entry per operation of spec section 4 (and the provider operations beyond it
+// that the project uses), naming its method, path, auth, tenant header, request schemas, 200 schema
+// and declared error statuses. The sandbox registers these routes,
 // the client calls them, and the OpenAPI document is generated from them.
 import type { TSchema } from 'typebox';
 import { BULK_DATASETS, type BulkDataset } from './datasets.js';
+import { PROSPECT_DATASETS, type ProspectDataset } from './prospect-datasets.js';
 import {
   checkBusinessFetchRules,
   checkProspectFetchRules,
@@ -30,6 +32,11 @@ import {
   UpdateEnrollmentsRequestSchema,
 } from './schemas/businesses.js';
 import { BULK_ENRICH_REQUEST_SCHEMAS, BULK_ENRICH_RESPONSE_SCHEMAS, datasetTitle } from './schemas/bulk.js';
+import {
+  PROSPECT_BULK_ENRICH_REQUEST_SCHEMAS,
+  PROSPECT_BULK_ENRICH_RESPONSE_SCHEMAS,
+  prospectDatasetTitle,
+} from './schemas/prospect-bulk.js';
 import {
   AuthErrorBodySchema,
   HttpValidationErrorSchema,
@@ -69,7 +76,8 @@ export interface RouteSpec {
   /** fastify style: `/v1/webhooks/:partner_id`. */
   readonly path: string;
   readonly summary: string;
-  readonly tag: 'Operational' | 'Businesses' | 'Bulk enrichment' | 'Prospects' | 'Webhooks';
+  readonly tag:
+    'Operational' | 'Businesses' | 'Bulk enrichment' | 'Prospects' | 'Prospect bulk enrichment' | 'Webhooks';
   /** (K): the `api_key` header is required; missing or unknown → 401. */
   readonly auth: boolean;
   /** Accepts the optional `tenant` header, which scopes enrollments and webhooks. */
@@ -85,7 +93,17 @@ export interface RouteSpec {
   readonly rules?: RequestRule;
   /** Bulk routes only. */
   readonly dataset?: BulkDataset;
+  /** Prospect bulk routes only. */
+  readonly prospectDataset?: ProspectDataset;
+  /**
+   * A provider operation beyond the spec (interface 0.2.286): taken from the provider's published API
+   * (0.2.273). The OpenAPI document marks it with `x-beyond-spec` and says so in its description.
+   */
+  readonly beyondSpec?: { readonly providerVersion: string };
 }
+
+/** Provider version of the published document the operations beyond the spec come from. */
+export const PROVIDER_DOCUMENT_VERSION = '0.2.273';
 
 /** Body schema of each declared error status. */
 export const ERROR_RESPONSE_SCHEMAS: Record<ErrorStatus, TSchema> = {
@@ -380,10 +398,38 @@ export const BULK_ENRICH_ROUTES = Object.fromEntries(
   BULK_DATASETS.map((dataset) => [dataset, bulkRoute(dataset)]),
 ) as BulkRoutes;
 
-/** Every route of the service: the nineteen operations and the twelve bulk routes. */
+function prospectBulkRoute<D extends ProspectDataset>(dataset: D) {
+  return route({
+    operationId: `bulkEnrich${prospectDatasetTitle(dataset)}`,
+    method: 'POST',
+    path: `/v1/prospects/${dataset}/bulk_enrich`,
+    summary: `The ${dataset} record of up to 50 prospects; ids without data are left out.`,
+    tag: 'Prospect bulk enrichment',
+    auth: true,
+    tenant: true,
+    body: PROSPECT_BULK_ENRICH_REQUEST_SCHEMAS[dataset],
+    headers: TenantHeadersSchema,
+    response: PROSPECT_BULK_ENRICH_RESPONSE_SCHEMAS[dataset],
+    errors: K_BILLED,
+    prospectDataset: dataset,
+    beyondSpec: { providerVersion: PROVIDER_DOCUMENT_VERSION },
+  });
+}
+export type ProspectBulkRoutes = { [D in ProspectDataset]: ReturnType<typeof prospectBulkRoute<D>> };
+
+/** `/v1/prospects/<dataset>/bulk_enrich`, one route per prospect dataset (beyond the spec). */
+export const PROSPECT_BULK_ENRICH_ROUTES = Object.fromEntries(
+  PROSPECT_DATASETS.map((dataset) => [dataset, prospectBulkRoute(dataset)]),
+) as ProspectBulkRoutes;
+
+/**
+ * Every route of the service: the nineteen operations, the twelve business bulk routes and the three
+ * prospect bulk routes beyond the spec.
+ */
 export const ALL_ROUTES: readonly RouteSpec[] = [
   ...Object.values(ROUTES),
   ...Object.values(BULK_ENRICH_ROUTES),
+  ...Object.values(PROSPECT_BULK_ENRICH_ROUTES),
 ];
 
 /** OpenAPI path of a fastify path (`:name` → `{name}`). */

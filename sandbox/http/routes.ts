@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BULK_ENRICH_ROUTES,
   MAX_FETCH_SIZE,
+  PROSPECT_BULK_ENRICH_ROUTES,
   ROUTES,
   SERVICE_VERSION,
   buildOpenApiDocument,
@@ -13,6 +14,7 @@ import {
   type BusinessMatchInput,
   type FetchMode,
   type ProspectFilters,
+  type ProspectDataset,
   type ProspectMatchInput,
   type RequestStatus,
   type RouteSpec,
@@ -33,6 +35,7 @@ import {
 import type { EventsCondition } from '../query/filters.js';
 import { matchBusinesses, matchProspects } from '../query/match.js';
 import { InvalidCursorError, type PagingRequest } from '../query/paging.js';
+import { lookupProspectRecords } from '../query/prospect-records.js';
 import { shiftPostDates } from './clock.js';
 import { responseContext, sendJson, sendValidationError } from './context.js';
 
@@ -121,7 +124,46 @@ function keepKeywords(json: Buffer, keywords: readonly string[]): Buffer {
   return Buffer.from(JSON.stringify(record));
 }
 
+/** Record bytes per id, in the order given; null where there is none. */
+type RecordLookup = (ids: readonly string[]) => Promise<(Buffer | null)[]>;
+
+/**
+ * Every `bulk_enrich`, businesses and prospects alike: each id once, in the order asked; an id with no
+ * record is left out of `data` (and not counted in `total_results`); `miss` when none had one.
+ */
 async function bulkEnrich(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  key: 'business_id' | 'prospect_id',
+  ids: readonly string[],
+  lookup: RecordLookup,
+  transform?: (record: Buffer) => Buffer,
+): Promise<FastifyReply> {
+  const wanted = [...new Set(ids)];
+  const found = await lookup(wanted);
+  const parts: Buffer[] = [];
+  let count = 0;
+  wanted.forEach((id, i) => {
+    const stored = found[i];
+    if (!stored) return;
+    const record = transform ? transform(stored) : stored;
+    parts.push(Buffer.from(`${count === 0 ? '' : ','}{"${key}":"${id}","data":`), record, CLOSE_ROW);
+    count += 1;
+  });
+  const context = JSON.stringify(responseContext(request, count === 0 ? 'miss' : 'success'));
+  const head = Buffer.from(`${context},"total_results":${count}`);
+  return sendJson(reply, Buffer.concat([OPEN, head, DATA_OPEN, ...parts, CLOSE_BULK]));
+}
+
+/** Posts' dates moved to the served clock (see `shiftPostDates`); none when the shift is zero. */
+function postDates(services: SandboxServices): ((record: Buffer) => Buffer) | undefined {
+  const shiftMs = services.asOfShiftMs();
+  return shiftMs === 0
+    ? undefined
+    : (record) => Buffer.from(shiftPostDates(record.toString('utf8'), shiftMs));
+}
+
+function enrichBusinesses(
   services: SandboxServices,
   dataset: BulkDataset,
   request: FastifyRequest,
@@ -131,36 +173,35 @@ async function bulkEnrich(
     business_ids: string[];
     parameters?: { keywords?: string[] } | null;
   }>(request);
-  const seen = new Set<string>();
-  const wanted: { id: string; bix: number }[] = [];
-  for (const id of ids) {
-    if (seen.has(id)) continue;
-    seen.add(id);
-    const bix = services.store.bixOf(id);
-    if (bix !== undefined) wanted.push({ id, bix });
-  }
-  const found = await services.records.lookup(
-    dataset,
-    wanted.map((w) => w.bix),
-  );
+  const lookup: RecordLookup = async (wanted) => {
+    const bixes = wanted.map((id) => services.store.bixOf(id));
+    const known = bixes.filter((bix): bix is number => bix !== undefined);
+    const records = await services.records.lookup(dataset, known);
+    let next = 0;
+    return bixes.map((bix) => (bix === undefined ? null : (records[next++] ?? null)));
+  };
   const keywords =
     dataset === 'company_website_keywords' && parameters?.keywords && parameters.keywords.length > 0
       ? parameters.keywords
       : null;
-  const parts: Buffer[] = [];
-  let count = 0;
-  const shiftMs = dataset === 'network_posts' ? services.asOfShiftMs() : 0;
-  wanted.forEach((w, i) => {
-    let record = found[i];
-    if (!record) return;
-    if (keywords) record = keepKeywords(record, keywords);
-    if (shiftMs !== 0) record = Buffer.from(shiftPostDates(record.toString('utf8'), shiftMs));
-    parts.push(Buffer.from(`${count === 0 ? '' : ','}{"business_id":"${w.id}","data":`), record, CLOSE_ROW);
-    count += 1;
-  });
-  const context = JSON.stringify(responseContext(request, count === 0 ? 'miss' : 'success'));
-  const head = Buffer.from(`${context},"total_results":${count}`);
-  return sendJson(reply, Buffer.concat([OPEN, head, DATA_OPEN, ...parts, CLOSE_BULK]));
+  const transform = keywords
+    ? (record: Buffer) => keepKeywords(record, keywords)
+    : dataset === 'network_posts'
+      ? postDates(services)
+      : undefined;
+  return bulkEnrich(request, reply, 'business_id', ids, lookup, transform);
+}
+
+function enrichProspects(
+  services: SandboxServices,
+  dataset: ProspectDataset,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const { prospect_ids: ids } = body<{ prospect_ids: string[] }>(request);
+  const lookup: RecordLookup = (wanted) => lookupProspectRecords(services.store, dataset, wanted);
+  const transform = dataset === 'network_posts' ? postDates(services) : undefined;
+  return bulkEnrich(request, reply, 'prospect_id', ids, lookup, transform);
 }
 
 export function registerSandboxRoutes(
@@ -249,7 +290,13 @@ export function registerSandboxRoutes(
 
   for (const route of Object.values(BULK_ENRICH_ROUTES)) {
     const dataset = route.dataset;
-    serve(app, route, (request, reply) => bulkEnrich(services, dataset, request, reply));
+    serve(app, route, (request, reply) => enrichBusinesses(services, dataset, request, reply));
+  }
+
+  // Provider operations beyond the spec, served through the same bulk path as businesses.
+  for (const route of Object.values(PROSPECT_BULK_ENRICH_ROUTES)) {
+    const dataset = route.prospectDataset;
+    serve(app, route, (request, reply) => enrichProspects(services, dataset, request, reply));
   }
 
   serve(app, ROUTES.matchProspects, async (request, reply) => {

@@ -10,6 +10,7 @@ import {
   AuthError,
   DataServiceClient,
   DataServiceError,
+  InsufficientCreditsError,
   MalformedResponseError,
   NotFoundError,
   RateLimitedError,
@@ -17,13 +18,20 @@ import {
   ServerError,
   ValidationError,
 } from '../../client/index.js';
-import { BULK_DATASETS, CURSOR_START, checkRequest, BULK_ENRICH_ROUTES } from '../../contract/index.js';
+import {
+  BULK_DATASETS,
+  CURSOR_START,
+  PROSPECT_DATASETS,
+  checkRequest,
+  BULK_ENRICH_ROUTES,
+  type ProspectDataset,
+} from '../../contract/index.js';
 import { buildSandbox } from '../../sandbox/app.js';
 
 /** A fault rule as the sandbox's admin route takes it (`PUT /_admin/faults`). */
 interface InjectedFault {
   match: string;
-  kind: 'latency' | 'error' | 'rate_limit' | 'hang' | 'truncate' | 'malformed';
+  kind: 'latency' | 'error' | 'rate_limit' | 'hang' | 'truncate' | 'malformed' | 'no_credits';
   count?: number;
   status?: number;
   retryAfterSeconds?: number;
@@ -199,6 +207,72 @@ describe('valid calls, checked against the contract', () => {
     );
     await client.deleteWebhook('client-test', { tenant: 'acme' });
     expect(await failure(client.getWebhook('client-test', { tenant: 'acme' }))).toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('prospect bulk enrichment (provider operations beyond the spec)', () => {
+  async function prospectIds(count: number): Promise<string[]> {
+    const page = await client.fetchProspects({ mode: 'full', size: count, page_size: count });
+    return page.body.data.map((p) => p.prospect_id);
+  }
+
+  it('all three datasets answer in contract shape, profiles as prospect fetch serves them', async () => {
+    const page = (await client.fetchProspects({ mode: 'full', size: 50, page_size: 50 })).body.data;
+    const ids = page.map((p) => p.prospect_id);
+    const profiles = await client.bulkEnrichProspects('profiles', { prospect_ids: ids });
+    expect(profiles.body.data.map((row) => row.data)).toEqual(page);
+    expect(profiles.rateLimit).toMatchObject({ limit: 100_000 });
+    for (const dataset of PROSPECT_DATASETS) {
+      const result = await client.bulkEnrichProspects(dataset, { prospect_ids: ids });
+      expect(result.body.total_results, dataset).toBe(result.body.data.length);
+      expect(result.body.data.length, dataset).toBeGreaterThan(0);
+      for (const row of result.body.data) expect(ids).toContain(row.prospect_id);
+    }
+    const contacts = await client.bulkEnrichProspects('contacts_information', { prospect_ids: ids });
+    expect(contacts.body.data.length).toBeLessThan(50);
+  });
+
+  it('refuses what the contract refuses without sending it', async () => {
+    const tooMany = Array.from({ length: 51 }, (_, i) => i.toString(16).padStart(40, '0'));
+    const error = await failure(client.bulkEnrichProspects('profiles', { prospect_ids: tooMany }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error).toMatchObject({ sent: false });
+    const unknown = await failure(
+      client.bulkEnrichProspects('resumes' as ProspectDataset, { prospect_ids: tooMany.slice(0, 1) }),
+    );
+    expect(unknown).toMatchObject({ name: 'ValidationError', sent: false });
+  });
+
+  it('take the attempt signal and a call deadline, as the business calls do', async () => {
+    const ids = await prospectIds(5);
+    await setFaults([
+      { match: 'bulkEnrichProspect*', kind: 'latency', latencyMs: 400 },
+      { match: 'matchProspects', kind: 'latency', latencyMs: 400 },
+    ]);
+    expect(
+      await failure(client.bulkEnrichProspects('profiles', { prospect_ids: ids }, { timeoutMs: 150 })),
+    ).toMatchObject({ name: 'RequestTimeoutError', phase: 'aborted' });
+    const controller = new AbortController();
+    const pending = client.matchProspects(
+      { prospects_to_match: [{ email: 'nobody@example.org' }] },
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(), 50);
+    expect(await failure(pending)).toMatchObject({ name: 'RequestTimeoutError', phase: 'aborted' });
+    const within = await client.bulkEnrichProspects(
+      'contacts_information',
+      { prospect_ids: ids },
+      { timeoutMs: 5_000, signal: new AbortController().signal },
+    );
+    expect(within.status).toBe(200);
+  });
+
+  it('a 403 for credits → InsufficientCreditsError', async () => {
+    await setFaults([{ match: 'bulkEnrichProspectNetworkPosts', kind: 'no_credits', count: 1 }]);
+    const ids = await prospectIds(3);
+    const error = await failure(client.bulkEnrichProspects('network_posts', { prospect_ids: ids }));
+    expect(error).toBeInstanceOf(InsufficientCreditsError);
+    expect((await client.bulkEnrichProspects('network_posts', { prospect_ids: ids })).status).toBe(200);
   });
 });
 

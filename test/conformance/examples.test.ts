@@ -38,6 +38,7 @@ function fill(enrollmentId: string): Record<string, Json> {
     business_ids: ids.businesses.slice(0, 20),
     business_id: ids.withHierarchy,
     prospect_id: ids.withPosts,
+    prospect_ids: [ids.withPosts, ids.withContacts, ...ids.prospects],
     event_types: ['new_funding_round'],
     enrollment_key: 'provider-example',
     enrollment_id: enrollmentId,

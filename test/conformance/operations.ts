@@ -7,6 +7,7 @@ import {
   BULK_ENRICH_ROUTES,
   BUSINESS_EVENT_TYPES,
   CURSOR_START,
+  PROSPECT_BULK_ENRICH_ROUTES,
   ROUTES,
   type RouteSpec,
 } from '../../contract/index.js';
@@ -32,6 +33,9 @@ export interface WorldIds {
   withEvents: string[];
   prospects: string[];
   withPosts: string;
+  withContacts: string;
+  /** A prospect whose employer has no website (its profile's `company_website` is empty). */
+  withoutWebsite: string;
 }
 
 export async function worldIds(app: FastifyInstance): Promise<WorldIds> {
@@ -49,6 +53,10 @@ export async function worldIds(app: FastifyInstance): Promise<WorldIds> {
     withEvents: events.map((row) => String(row.id)),
     prospects: prospects.map((row) => String(row.id)),
     withPosts: await first('SELECT prospect_id AS id FROM prospect_posts ORDER BY pix LIMIT 1'),
+    withContacts: await first('SELECT prospect_id AS id FROM prospect_contacts ORDER BY pix LIMIT 1'),
+    withoutWebsite: await first(
+      "SELECT prospect_id AS id FROM prospects WHERE record_json ->> 'company_website' = '' ORDER BY pix LIMIT 1",
+    ),
   };
 }
 
@@ -115,6 +123,13 @@ export function successRequests(ids: WorldIds): OperationRequest[] {
     ...Object.values(BULK_ENRICH_ROUTES).map((route) =>
       r(route, `bulk ${route.dataset ?? ''}`, { business_ids: ids.businesses }),
     ),
+    // Beyond the spec: the provider's prospect bulk operations, with ids that have data and one unknown.
+    ...Object.values(PROSPECT_BULK_ENRICH_ROUTES).flatMap((route) => [
+      r(route, `prospect bulk ${route.prospectDataset}`, {
+        prospect_ids: [...ids.prospects, ids.withPosts, ids.withContacts, ids.withoutWebsite, '0'.repeat(40)],
+      }),
+      r(route, `prospect bulk ${route.prospectDataset}, unknown id`, { prospect_ids: ['0'.repeat(40)] }),
+    ]),
   ];
 }
 

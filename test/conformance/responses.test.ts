@@ -1,7 +1,8 @@
 // Every response of the sandbox, on each operation's success and error paths, against the response
 // schemas of the provider's published document (names mapped). Statuses the document does not declare
 // (401, 404) are checked against the project's contract instead; so is the events fetch, whose 200
-// schema the document leaves empty.
+// schema the document leaves empty. The one knowing deviation, profiles in the spec's prospect form, is
+// listed below and must show up exactly as listed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ALL_ROUTES,
@@ -34,6 +35,37 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
+/**
+ * Fields where the sandbox knowingly answers otherwise than the document (README: deviations). A profile
+ * is the prospect record of spec 2.4 as prospect fetch serves it (same fields, same values), and the
+ * document's `ProfilesOutputSchema` writes these fields in other forms: addresses as `https://` URIs,
+ * experience as objects, department and seniority from other vocabularies, no empty website.
+ */
+const PROFILE_DEVIATIONS = [
+  'company_network',
+  'company_website',
+  'experience',
+  'job_department',
+  'job_seniority_level',
+  'network',
+  'network_url_array',
+];
+const KNOWN_DEVIATIONS: Record<string, RegExp> = {
+  bulkEnrichProspectProfiles: new RegExp(`^/data/\\d+/data/(${PROFILE_DEVIATIONS.join('|')})(/\\d+)? `),
+};
+/** The fields each tolerated deviation was seen on. */
+const tolerated = new Set<string>();
+
+function withoutKnownDeviations(operationId: string, problems: string[]): string[] {
+  const known = KNOWN_DEVIATIONS[operationId];
+  if (!known) return problems;
+  return problems.filter((problem) => {
+    const match = known.exec(problem);
+    if (match?.[1]) tolerated.add(match[1]);
+    return !match;
+  });
+}
+
 interface Checked {
   operation: string;
   status: number;
@@ -53,8 +85,16 @@ async function check(request: OperationRequest): Promise<Checked> {
   const path = openApiPath(request.route.path);
   const declared = declaresResponse(path, request.method, status);
   const validator = responseValidator(path, request.method, status);
-  if (validator)
-    return { operation, status, declared, problems: validator(body) ? [] : violations(validator), body };
+  if (validator) {
+    const problems = validator(body) ? [] : violations(validator);
+    return {
+      operation,
+      status,
+      declared,
+      problems: withoutKnownDeviations(request.route.operationId, problems),
+      body,
+    };
+  }
   const schema = status === 200 ? request.route.response : ERROR_RESPONSE_SCHEMAS[status as ErrorStatus];
   const result = checkResponse(schema, body);
   return { operation, status, declared, problems: result.ok ? [] : result.errors, body };
@@ -82,6 +122,7 @@ describe('responses against the provider document', () => {
         problems: [...new Set(r.problems)].slice(0, 6),
       }));
     expect(failing).toEqual([]);
+    expect([...tolerated].sort()).toEqual(PROFILE_DEVIATIONS);
 
     // Every operation of the sandbox answered at least once on each path.
     const operationOf = (r: Checked) => r.operation.split(' ')[0];

@@ -3,6 +3,9 @@ import {
   ALL_ROUTES,
   BULK_DATASETS,
   BULK_ENRICH_ROUTES,
+  BEYOND_SPEC_EXTENSION,
+  PROSPECT_BULK_ENRICH_ROUTES,
+  PROSPECT_DATASETS,
   buildOpenApiDocument,
   openApiPath,
   ROUTES,
@@ -69,7 +72,9 @@ describe('OpenAPI document', () => {
 
   it('has all twelve bulk_enrich datasets, each with its own record schema', () => {
     expect(BULK_DATASETS).toHaveLength(12);
-    const bulkPaths = Object.keys(doc.paths).filter((path) => path.endsWith('/bulk_enrich'));
+    const bulkPaths = Object.keys(doc.paths).filter(
+      (path) => path.startsWith('/v1/businesses/') && path.endsWith('/bulk_enrich'),
+    );
     expect(bulkPaths.sort()).toEqual(BULK_DATASETS.map((d) => `/v1/businesses/${d}/bulk_enrich`).sort());
     const firmographics = doc.paths['/v1/businesses/firmographics/bulk_enrich']?.post as {
       responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }>;
@@ -80,6 +85,31 @@ describe('OpenAPI document', () => {
     expect(doc.components.schemas.FirmographicsRecord?.properties).toHaveProperty(
       'network_industry_category',
     );
+  });
+
+  it('marks the three prospect bulk operations, and only them, as provider operations beyond the spec', () => {
+    const marked = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => operation[BEYOND_SPEC_EXTENSION] !== undefined)
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(marked.sort()).toEqual(PROSPECT_DATASETS.map((d) => `post /v1/prospects/${d}/bulk_enrich`).sort());
+    const profiles = doc.paths['/v1/prospects/profiles/bulk_enrich']?.post as {
+      description: string;
+      responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }>;
+      [BEYOND_SPEC_EXTENSION]: unknown;
+    };
+    expect(profiles[BEYOND_SPEC_EXTENSION]).toEqual({ spec_version: '0.2.286', provider_version: '0.2.273' });
+    expect(profiles.description).toMatch(/beyond spec 0\.2\.286/);
+    expect(Object.keys(profiles.responses).sort()).toEqual(['200', '401', '403', '422', '429']);
+    expect(profiles.responses['200']?.content['application/json']?.schema.$ref).toBe(
+      '#/components/schemas/ProspectProfilesBulkEnrichResponse',
+    );
+    expect(doc.components.schemas.ProspectProfilesBulkEnrichRow?.properties).toHaveProperty('prospect_id');
+    expect(doc.components.schemas.ContactsInformationRecord?.properties).toHaveProperty('professions_email');
+    for (const route of Object.values(PROSPECT_BULK_ENRICH_ROUTES)) {
+      expect(route.beyondSpec, route.operationId).toBeDefined();
+    }
   });
 
   it('resolves every $ref to a component', () => {

@@ -1,0 +1,30 @@
+// The stored records of the prospect datasets by prospect id, for prospect bulk enrichment: a profile
+// is the prospect's fetch record (the same bytes prospect fetch serves), contacts and posts come from
+// their own tables. Ids are looked up through the unique indexes on `prospect_id`.
+import type { ProspectDataset } from '../../contract/prospect-datasets.js';
+import type { SandboxStore } from '../data/store.js';
+import { SqlParams } from './sql.js';
+
+const SOURCES: Record<ProspectDataset, { table: string; column: string }> = {
+  profiles: { table: 'prospects', column: 'record_json' },
+  contacts_information: { table: 'prospect_contacts', column: 'json' },
+  network_posts: { table: 'prospect_posts', column: 'json' },
+};
+
+/** The record bytes of each id, in order; null where the prospect has none (or the id is unknown). */
+export async function lookupProspectRecords(
+  store: SandboxStore,
+  dataset: ProspectDataset,
+  ids: readonly string[],
+): Promise<(Buffer | null)[]> {
+  if (ids.length === 0) return [];
+  const { table, column } = SOURCES[dataset];
+  const params = new SqlParams();
+  const rows = await store.query(
+    `SELECT prospect_id, ${column} AS json FROM ${table} WHERE prospect_id IN ${params.list([...new Set(ids)])}`,
+    params.values,
+  );
+  const found = new Map<string, Buffer>();
+  for (const row of rows) found.set(String(row.prospect_id), Buffer.from(String(row.json), 'utf8'));
+  return ids.map((id) => found.get(id) ?? null);
+}
