@@ -1,14 +1,16 @@
 // `enrich --dry-run` / `run job.yaml --dry-run`: the plan of a run without making it. The input is read
 // by the run's own planner (`planInput`: the same reader, column mapping, normalisation, rejects and
 // de-duplication a run does) in a throw-away DuckDB session under the temp folder, and the calls per
-// stage follow from the run's own batch sizes. Neither the Data Service nor Temporal is contacted.
+// stage follow from the run's own batch sizes. Neither the Data Service nor Temporal is contacted. The
+// run's preflight goes first (storage/preflight.ts), so a bad input or output fails with a run's words.
 import type { EnrichflowConfig } from '../config/index.js';
 import { withDuckDb } from '../storage/duckdb.js';
 import { planInput } from '../storage/plan-input.js';
 import { BATCH_SIZE, stageBatching } from '../pipeline/run-layout.js';
-import { jobNameOf, type JobSpec } from '../jobs/job-spec.js';
+import { jobNameOf, toRunInput, type JobSpec } from '../jobs/job-spec.js';
 import { defaultPriceTable, readPriceTableFile, type PriceTable } from '../jobs/prices.js';
 import { openObjectStore } from '../storage/open-store.js';
+import { checkRun } from '../storage/preflight.js';
 import type { S3ConnectionOptions } from '../storage/s3-store.js';
 import type { EnrichDataset } from '../pipeline/run-types.js';
 
@@ -76,7 +78,13 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
   const { config } = options;
   // Prices first: a bad price file fails before the input is read.
   const prices = loadPrices(config, options.pricesFile);
-  const source = openObjectStore(spec.input.location, { s3: s3Options(config) });
+  const resolve = (location: string) => openObjectStore(location, { s3: s3Options(config) });
+  // The run's own preflight, so a dry run fails with the words a run would; it leaves nothing behind.
+  await checkRun({ input: toRunInput(spec, '').input, output: spec.output }, resolve, {
+    removeCreatedFolders: true,
+    ...(config.workDir ? { tempDir: config.workDir } : {}),
+  });
+  const source = resolve(spec.input.location);
   const planned = await withDuckDb(
     { ...(config.workDir ? { workDir: config.workDir } : {}) },
     (connection, scratch) =>

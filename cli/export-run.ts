@@ -16,6 +16,7 @@ import {
 } from '../jobs/export-spec.js';
 import { JobSpecError } from '../jobs/job-spec.js';
 import { storeResolverFor } from '../workers/worker.js';
+import { checkOutput } from '../storage/preflight.js';
 import type {
   ExportPlan,
   ExportPlanResult,
@@ -51,6 +52,11 @@ export async function startExport(
     ...(raw.exclude && !isRemote(raw.exclude) ? { exclude: path.resolve(raw.exclude) } : {}),
     ...(!isRemote(raw.output) ? { output: path.resolve(raw.output) } : {}),
   });
+  // The output's preflight (storage/preflight.ts): nothing starts when the run could not write there.
+  await checkOutput(
+    { ...storeResolverFor(config)(spec.output), location: spec.output },
+    { removeCreatedFolders: Boolean(spec.dryRun) },
+  );
   let excludeInfo;
   if (spec.exclude) {
     const { store, prefix } = storeResolverFor(config)(spec.exclude);

@@ -13,13 +13,14 @@ import { registerWorkerCommand } from './commands/worker.js';
 import { registerEnrollmentsCommands } from './commands/enrollments.js';
 import { registerEventsCommands } from './commands/events.js';
 import { registerWebhooksCommands } from './commands/webhooks.js';
-import { exitCodeFor, formatCliError } from './errors.js';
+import { exitCodeFor, formatCliError, verbose } from './errors.js';
 
 export function buildProgram(): Command {
   const program = new Command();
   program
     .name('enrichflow')
     .description('Durable enrichment of companies and people into warehouse-ready Parquet, on Temporal.')
+    .option('--verbose', 'print the stack of an error (also with LOG_LEVEL=debug)')
     .showHelpAfterError()
     .showSuggestionAfterError();
   registerEnrichCommands(program);
@@ -54,9 +55,10 @@ function quietNodeVersionNotice(): void {
 export async function main(argv: string[]): Promise<void> {
   quietNodeVersionNotice();
   try {
-    await buildProgram().parseAsync(argv);
+    // `--verbose` is read from anywhere on the line, before or after the command.
+    await buildProgram().parseAsync(argv.filter((a, i) => i < 2 || a !== '--verbose'));
   } catch (error) {
-    process.stderr.write(`${formatCliError(error)}\n`);
+    process.stderr.write(`${formatCliError(error, { verbose: verbose(argv) })}\n`);
     process.exitCode = exitCodeFor(error);
   }
 }

@@ -1,26 +1,49 @@
-// Starting a run from a job spec, shared by `enrich`, `run` and the demo: checks the input exists
-// before anything is started, derives the run id, starts the run workflow (or finds the one already
-// started with that id), and optionally follows it to the end.
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+// Starting a run from a job spec, shared by `enrich`, `run` and the demo: the preflight (input and
+// output, storage/preflight.ts) before anything is started, derives the run id, starts the run
+// workflow (or finds the one already started with that id), and optionally follows it to the end.
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import type { EnrichflowConfig } from '../config/index.js';
-import { detectFormat, InputFileError } from '../storage/plan-input.js';
+import { InputFileError } from '../storage/plan-input.js';
+import { checkRun } from '../storage/preflight.js';
 import { jobNameOf, toRunInput, type JobSpec } from '../jobs/job-spec.js';
 import { computeRunKey, runIdOf } from '../jobs/run-key.js';
 import { storeResolverFor } from '../workers/worker.js';
 import type { EnrichRunWorkflowInput } from '../workflows/enrich-run.js';
 import type { RunSummary } from '../pipeline/run-types.js';
-import { renderSnapshot, snapshotRun } from './progress.js';
+import { verbose } from './errors.js';
+import {
+  EXIT,
+  exitCodeOfFailure,
+  exitCodeOfStatus,
+  explainFailure,
+  formatRunFailure,
+  nextStep,
+} from './failures.js';
+import { renderSnapshot, snapshotRun, type RunSnapshot } from './progress.js';
 import { enrichRunWorkflow } from '../workflows/index.js';
 
 export interface StartedRun {
   runId: string;
-  /** False when a run with the same id already existed (running or finished): no new work started. */
+  /** False when a run with the same id is running or completed: no new work started. */
   started: boolean;
+  /** Set when an earlier attempt of the run had ended this way (failed, cancelled, …) and a new one started. */
+  restartedAfter?: string;
 }
 
+/** Closed states a run is started again from, by the command that started it. */
+const RESTARTABLE = new Set(['FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT']);
+
 export async function startRun(client: Client, config: EnrichflowConfig, spec: JobSpec): Promise<StartedRun> {
-  detectFormat(spec.input.location, spec.input.format);
-  const source = storeResolverFor(config)(spec.input.location);
+  const resolve = storeResolverFor(config);
+  await checkRun({ input: toRunInput(spec, '').input, output: spec.output }, resolve, {
+    ...(config.workDir ? { tempDir: config.workDir } : {}),
+  });
+  const source = resolve(spec.input.location);
   const info = await source.store.head(source.prefix);
   if (!info) throw new InputFileError('NOT_FOUND', spec.input.location, 'no such file');
   const runKey = spec.run_key ?? computeRunKey(spec, info);
@@ -29,9 +52,11 @@ export async function startRun(client: Client, config: EnrichflowConfig, spec: J
     ...toRunInput(spec, runKey),
     apiTaskQueue: config.temporal.apiTaskQueue,
   };
+  let previous: string | undefined;
   try {
-    await client.workflow.getHandle(runId).describe();
-    return { runId, started: false };
+    const { status } = await client.workflow.getHandle(runId).describe();
+    if (!RESTARTABLE.has(status.name)) return { runId, started: false };
+    previous = status.name.toLowerCase();
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
@@ -40,10 +65,10 @@ export async function startRun(client: Client, config: EnrichflowConfig, spec: J
       workflowId: runId,
       taskQueue: config.temporal.taskQueue,
       args: [input],
-      // Should two starts race, the second joins the first instead of duplicating it; a finished
-      // run with this id is never run again under the same id.
+      // Should two starts race, the second joins the first instead of duplicating it; a completed
+      // run is never run again under its id, one that failed or was cancelled is (a new attempt).
       workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       memo: {
         jobName: input.jobName,
         input: spec.input.location,
@@ -51,7 +76,7 @@ export async function startRun(client: Client, config: EnrichflowConfig, spec: J
         datasets: spec.datasets.join(','),
       },
     });
-    return { runId, started: true };
+    return { runId, started: true, ...(previous ? { restartedAfter: previous } : {}) };
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return { runId, started: false };
     throw error;
@@ -64,8 +89,94 @@ export interface FollowOptions {
   intervalMs?: number;
 }
 
-/** Shows progress until the run closes, then returns its result (or throws its failure). */
+/** Thrown by `followRun` when the run pauses for credits: the follower stops (exit code 3); the run waits. */
+export class RunPausedError extends Error {
+  override readonly name = 'RunPausedError';
+  constructor(
+    readonly runId: string,
+    readonly stage: string,
+    readonly reason: string,
+  ) {
+    super(
+      `run ${runId}: paused at ${stage}: ${reason}\n  next: top up the key's credits, then: enrichflow runs resume ${runId}`,
+    );
+  }
+}
+
+/**
+ * Shows progress until the run closes, then returns its result (or throws its failure); throws
+ * `RunPausedError` when the run pauses for credits. Ctrl-C stops following (exit code 130) and leaves
+ * the run going.
+ */
 export async function followRun(client: Client, runId: string, options: FollowOptions): Promise<RunSummary> {
+  const onInterrupt = () => {
+    options.out.write(
+      `\nstopped following run ${runId}; it goes on (enrichflow runs watch ${runId} / enrichflow runs cancel ${runId})\n`,
+    );
+    process.exit(EXIT.interrupted);
+  };
+  // A command that stops processes of its own on Ctrl-C (demo, dev) keeps its handler alone.
+  const own = process.listenerCount('SIGINT') === 0;
+  if (own) process.once('SIGINT', onInterrupt);
+  try {
+    return await following(client, runId, options);
+  } finally {
+    if (own) process.removeListener('SIGINT', onInterrupt);
+  }
+}
+
+/** What a followed run came to, as `--json` prints it when the run has no summary. */
+export interface RunOutcome {
+  runId: string;
+  status: string;
+  stage?: string;
+  activity?: string;
+  type?: string;
+  cause: string;
+  next: string;
+}
+
+/**
+ * Follows a run to its end and reports it: the summary (or, for a run that failed, was cancelled or
+ * paused, its status, where, the root cause and the next command) and the exit code it calls for.
+ */
+export async function followAndReport(
+  client: Client,
+  runId: string,
+  options: { json: boolean; progress: NodeJS.WriteStream },
+): Promise<void> {
+  try {
+    const summary = await followRun(client, runId, { out: options.progress });
+    process.stdout.write(
+      options.json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatSummary(summary)}\n`,
+    );
+    process.exitCode = exitCodeOfStatus(summary.status);
+  } catch (error) {
+    let outcome: RunOutcome;
+    if (error instanceof RunPausedError) {
+      outcome = {
+        runId,
+        status: 'paused',
+        stage: error.stage,
+        cause: error.reason,
+        next: `top up the key's credits, then: enrichflow runs resume ${runId}`,
+      };
+      process.exitCode = EXIT.budgetOrPaused;
+      process.stderr.write(`${error.message}\n`);
+    } else if (error instanceof WorkflowFailedError) {
+      const failure = explainFailure(error);
+      outcome = { runId, ...failure, next: nextStep(runId, failure) };
+      process.exitCode = exitCodeOfFailure(failure);
+      process.stderr.write(`${formatRunFailure(runId, failure)}\n`);
+      if (verbose()) process.stderr.write(`${error.stack ?? ''}\n`);
+    } else {
+      throw error;
+    }
+    if (options.json) process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
+  }
+}
+
+async function following(client: Client, runId: string, options: FollowOptions): Promise<RunSummary> {
   const handle = client.workflow.getHandle(runId);
   const result = handle.result() as Promise<RunSummary>;
   let finished = false;
@@ -81,10 +192,16 @@ export async function followRun(client: Client, runId: string, options: FollowOp
     if (finished) break;
     tick += 1;
     let lines: string[];
+    let snapshot: RunSnapshot;
     try {
-      lines = renderSnapshot(await snapshotRun(client, runId));
+      snapshot = await snapshotRun(client, runId);
+      lines = renderSnapshot(snapshot);
     } catch {
       continue;
+    }
+    if (snapshot.run.paused) {
+      options.out.write(`${lines.join('\n')}\n`);
+      throw new RunPausedError(runId, snapshot.run.paused.stage, snapshot.run.paused.reason);
     }
     if (options.out.isTTY) {
       if (printed) options.out.write(`\x1b[${printed}A\x1b[0J`);

@@ -12,6 +12,7 @@ import type {
 } from '../../pipeline/export-types.js';
 import type { RunLocation } from '../../pipeline/run-types.js';
 import { RunFiles } from '../../storage/run-files.js';
+import { preflightOutput } from '../preflight.js';
 
 /** The calls of the Data Service an export makes (the undici client has them all). */
 import type { ExportActivityDeps, ExportShared } from '../export-context.js';
@@ -33,6 +34,8 @@ export function createExportPlanActivities(deps: ExportActivityDeps, shared: Exp
       run: RunLocation;
       request: ExportRunInput;
     }): Promise<PreparedExport> => {
+      // The CLI's output preflight again: a scheduled or resumed export whose output broke fails at once.
+      await preflightOutput({ ...resolveStore(run.output), location: run.output });
       const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
       try {
         const filters = validateExportFilters(request.target, request.filters, 'filters');

@@ -8,6 +8,7 @@ import { writeParquetTable } from '../parquet-tables.js';
 import { planInput, planLines } from '../../storage/plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, runLayout } from '../../pipeline/run-layout.js';
 import { RunFiles } from '../../storage/run-files.js';
+import { preflightRun } from '../preflight.js';
 
 import { duckFor, type ActivityDeps, type RunPlans } from '../run-plans.js';
 import { PLANNED_ROWS_GROUP } from '../run-plans.js';
@@ -20,6 +21,12 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
   return {
     /** Reads the input, rejects unusable rows, and writes the match plan (or, with ids given, the row table). */
     planRun: async ({ run, input }: { run: RunLocation; input: InputSpec }): Promise<PlanSummary> => {
+      // The CLI's preflight again: a schedule's input or output may have broken since it was made,
+      // and this fails at once (non-retryable) with the words the CLI would have printed.
+      heartbeat({ step: 'preflight' });
+      await preflightRun({ input, output: run.output }, resolveStore, {
+        ...(deps.workDir ? { tempDir: deps.workDir } : {}),
+      });
       const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
       const source = resolveStore(input.location);
       // One DuckDB thread: it only copies the planned rows and rejects from CSV to Parquet, and a

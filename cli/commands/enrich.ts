@@ -6,7 +6,7 @@ import { readJobSpecFile, validateJobSpec, type JobSpec } from '../../jobs/job-s
 import { connectClient } from '../../workers/temporal-connection.js';
 import { formatDryRun, planDryRun } from '../dry-run.js';
 import { UsageError } from '../errors.js';
-import { followRun, formatSummary, startRun } from '../start-run.js';
+import { followAndReport, startRun } from '../start-run.js';
 
 interface RunFlags {
   wait: boolean;
@@ -41,20 +41,19 @@ async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
   if (flags.prices) throw new UsageError('--prices only applies with --dry-run');
   const client = await connectClient(config.temporal);
   try {
-    const { runId, started } = await startRun(client, config, spec);
+    const { runId, started, restartedAfter } = await startRun(client, config, spec);
     process.stderr.write(
-      started
-        ? `started run ${runId}\n`
-        : `run ${runId} already exists (same job and input); showing it instead of starting it again\n`,
+      restartedAfter
+        ? `run ${runId} had ${restartedAfter === 'cancelled' ? 'been cancelled' : restartedAfter.replace('_', ' ')}; started it again (a new attempt under the same run id)\n`
+        : started
+          ? `started run ${runId}\n`
+          : `run ${runId} already exists (same job and input); showing it instead of starting it again\n`,
     );
     if (!flags.wait) {
       process.stdout.write(flags.json ? `${JSON.stringify({ runId })}\n` : `${runId}\n`);
       return;
     }
-    const summary = await followRun(client, runId, { out: process.stderr });
-    process.stdout.write(
-      flags.json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatSummary(summary)}\n`,
-    );
+    await followAndReport(client, runId, { json: flags.json, progress: process.stderr });
   } finally {
     await client.connection.close();
   }

@@ -1,5 +1,10 @@
 // `enrichflow runs …`: what operators do with runs — list them, see one, follow it live, cancel it.
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
 import type { Command } from 'commander';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../config/index.js';
@@ -15,7 +20,8 @@ import {
 import { connectClient } from '../../workers/temporal-connection.js';
 import { UsageError } from '../errors.js';
 import { renderSnapshot, snapshotRun } from '../progress.js';
-import { followRun, formatSummary } from '../start-run.js';
+import { followAndReport, followRun, formatSummary, RunPausedError } from '../start-run.js';
+import { EXIT, exitCodeOfStatus, explainFailure, formatRunFailure, nextStep } from '../failures.js';
 import { followExport, formatExportSummary, isExportSummary, retryExport } from '../export-run.js';
 import { retryRunWorkflow } from '../../workflows/index.js';
 
@@ -43,12 +49,70 @@ async function describeRun(client: Client, runId: string) {
   }
 }
 
-function failureText(error: unknown): string {
-  if (error instanceof WorkflowFailedError) {
-    const cause = error.cause;
-    return cause?.message ? `${cause.message}` : error.message;
+/** A row of `runs list --json`. */
+interface ListedRun {
+  runId: string;
+  kind: 'enrich' | 'export';
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, … */
+  status: string;
+  startTime: string;
+  closeTime: string | null;
+  jobName: string | null;
+  datasets: string[];
+  input: string | null;
+  output: string | null;
+}
+
+/**
+ * `runs show --json`: always `runId` and `status` (running, paused, completed, completed_with_failures,
+ * stopped_at_budget, failed, cancelled, terminated, timed_out), then by status: the live progress
+ * (`run`, `stages`) while running or paused; the run's whole summary once it committed; where and why
+ * (`stage`, `activity`, `type`, `cause`) when it did not; and `next`, the command to type, unless it
+ * completed.
+ */
+export type ShownRun = { runId: string; status: string; next?: string } & Record<string, unknown>;
+
+async function showRun(
+  client: Client,
+  runId: string,
+  description: WorkflowExecutionDescription,
+): Promise<{ json: ShownRun; text: string }> {
+  const handle = client.workflow.getHandle(runId);
+  if (description.status.name === 'RUNNING') {
+    const snapshot = await snapshotRun(client, runId);
+    const paused = snapshot.run.paused;
+    return {
+      json: {
+        runId,
+        status: paused ? 'paused' : 'running',
+        ...snapshot,
+        ...(paused ? { next: `top up the key's credits, then: enrichflow runs resume ${runId}` } : {}),
+      },
+      text: renderSnapshot(snapshot).join('\n'),
+    };
   }
-  return error instanceof Error ? error.message : String(error);
+  if (description.status.name !== 'COMPLETED') {
+    const error = await handle.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const failure = explainFailure(error);
+    return {
+      json: { runId, ...failure, next: nextStep(runId, failure) },
+      text: formatRunFailure(runId, failure),
+    };
+  }
+  const summary = (await handle.result()) as { status: string; runId?: string };
+  const next =
+    summary.status === 'completed'
+      ? undefined
+      : summary.status === 'stopped_at_budget'
+        ? `enrichflow runs retry ${runId} [--max-calls N]`
+        : `enrichflow runs retry ${runId}`;
+  return {
+    json: { ...summary, runId: summary.runId ?? runId, status: summary.status, ...(next ? { next } : {}) },
+    text: summaryText(summary),
+  };
 }
 
 export function registerRunsCommands(program: Command): void {
@@ -59,27 +123,47 @@ export function registerRunsCommands(program: Command): void {
     .description('List recent runs, newest first')
     .option('--limit <n>', 'how many', (v) => Number(v), 20)
     .option('--status <status>', 'only runs in this state (Running, Completed, Failed, Canceled, Terminated)')
-    .action(async (opts: { limit: number; status?: string }) => {
+    .option(
+      '--json',
+      'as JSON: an array of {runId, kind, status, startTime, closeTime, jobName, datasets, input, output}',
+      false,
+    )
+    .action(async (opts: { limit: number; status?: string; json: boolean }) => {
       await withClient(async (client) => {
         const filter = opts.status ? ` AND ExecutionStatus = '${opts.status.replace(/'/g, '')}'` : '';
-        const rows: string[][] = [];
+        const listed: ListedRun[] = [];
         for await (const wf of client.workflow.list({
           query: `WorkflowType IN ('enrichRunWorkflow', 'exportRunWorkflow')${filter}`,
         })) {
           const memo = (wf.memo ?? {}) as Record<string, string>;
-          rows.push([
-            wf.workflowId,
-            wf.status.name,
-            wf.startTime.toISOString().replace('T', ' ').slice(0, 19),
-            memo.datasets ?? '',
-            memo.input ?? '',
-          ]);
-          if (rows.length >= opts.limit) break;
+          listed.push({
+            runId: wf.workflowId,
+            kind: wf.type === 'exportRunWorkflow' ? 'export' : 'enrich',
+            status: wf.status.name,
+            startTime: wf.startTime.toISOString(),
+            closeTime: wf.closeTime ? wf.closeTime.toISOString() : null,
+            jobName: memo.jobName ?? null,
+            datasets: memo.datasets ? memo.datasets.split(',') : [],
+            input: memo.input ?? null,
+            output: memo.output ?? null,
+          });
+          if (listed.length >= opts.limit) break;
         }
-        if (rows.length === 0) {
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(listed, null, 2)}\n`);
+          return;
+        }
+        if (listed.length === 0) {
           process.stdout.write('no runs yet\n');
           return;
         }
+        const rows = listed.map((r) => [
+          r.runId,
+          r.status,
+          r.startTime.replace('T', ' ').slice(0, 19),
+          r.datasets.join(','),
+          r.input ?? '',
+        ]);
         const header = ['RUN', 'STATUS', 'STARTED (UTC)', 'DATASETS', 'INPUT'];
         const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
         for (const row of [header, ...rows]) {
@@ -95,36 +179,19 @@ export function registerRunsCommands(program: Command): void {
 
   runs
     .command('show')
-    .description("Print a run's summary (or its progress while it runs)")
+    .description("Print a run's summary (or its progress while it runs, or why it did not complete)")
     .argument('<run>', 'run id')
-    .option('--json', 'as JSON', false)
+    .option(
+      '--json',
+      'as JSON: always {runId, status, …}; see the README for the fields of each status',
+      false,
+    )
     .action(async (runId: string, opts: { json: boolean }) => {
       await withClient(async (client) => {
-        const description = await describeRun(client, runId);
-        const handle = client.workflow.getHandle(runId);
-        if (description.status.name === 'RUNNING') {
-          const snapshot = await snapshotRun(client, runId);
-          process.stdout.write(
-            opts.json ? `${JSON.stringify(snapshot, null, 2)}\n` : `${renderSnapshot(snapshot).join('\n')}\n`,
-          );
-          return;
-        }
-        if (description.status.name !== 'COMPLETED') {
-          let reason = '';
-          try {
-            await handle.result();
-          } catch (error) {
-            reason = failureText(error);
-          }
-          process.stdout.write(
-            `run ${runId}: ${description.status.name.toLowerCase()}${reason ? `: ${reason}` : ''}\n`,
-          );
-          process.exitCode = 1;
-          return;
-        }
-        const summary: unknown = await handle.result();
-        process.stdout.write(
-          opts.json ? `${JSON.stringify(summary, null, 2)}\n` : `${summaryText(summary)}\n`,
+        const shown = await showRun(client, runId, await describeRun(client, runId));
+        process.stdout.write(opts.json ? `${JSON.stringify(shown.json, null, 2)}\n` : `${shown.text}\n`);
+        process.exitCode = exitCodeOfStatus(
+          shown.json.status === 'running' ? 'completed' : shown.json.status,
         );
       });
     });
@@ -139,9 +206,17 @@ export function registerRunsCommands(program: Command): void {
         try {
           const summary = await followRun(client, runId, { out: process.stdout });
           process.stdout.write(`${summaryText(summary)}\n`);
+          process.exitCode = exitCodeOfStatus((summary as { status: string }).status);
         } catch (error) {
-          process.stdout.write(`run ${runId} did not complete: ${failureText(error)}\n`);
-          process.exitCode = 1;
+          if (error instanceof RunPausedError) {
+            process.stdout.write(`${error.message}\n`);
+            process.exitCode = EXIT.budgetOrPaused;
+            return;
+          }
+          if (!(error instanceof WorkflowFailedError)) throw error;
+          const failure = explainFailure(error);
+          process.stdout.write(`${formatRunFailure(runId, failure)}\n`);
+          process.exitCode = EXIT.runFailed;
         }
       });
     });
@@ -268,8 +343,7 @@ export function registerRetryCommand(runs: Command): void {
           process.stdout.write(`${retryId}\n`);
           return;
         }
-        const summary = await followRun(client, retryId, { out: process.stderr });
-        process.stdout.write(`${formatSummary(summary)}\n`);
+        await followAndReport(client, retryId, { json: false, progress: process.stderr });
       });
     });
 }

@@ -2,9 +2,10 @@
 // a Temporal Schedule (cron or interval, time zone, overlap policy, catch-up window).
 import type { Client, ScheduleDescription } from '@temporalio/client';
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import { loadConfig } from '../../config/index.js';
-import { detectFormat } from '../../storage/plan-input.js';
+import { detectFormat, InputFileError } from '../../storage/plan-input.js';
+import { checkOutput, checkRun } from '../../storage/preflight.js';
+import { toRunInput } from '../../jobs/job-spec.js';
 import { readJobSpecFile } from '../../jobs/job-spec.js';
 import {
   createSchedule,
@@ -110,6 +111,7 @@ interface CreateFlags {
   paused: boolean;
   note?: string;
   replace: boolean;
+  inputLater: boolean;
 }
 
 export function registerScheduleCommands(program: Command): void {
@@ -137,10 +139,32 @@ export function registerScheduleCommands(program: Command): void {
     .option('--paused', 'create the schedule paused', false)
     .option('--note <text>', 'note shown by describe')
     .option('--replace', 'update the schedule of that id if it exists (keeps its history)', false)
+    .option(
+      '--input-later',
+      'the input is a drop location that may not exist yet: check the output only (runs fail until the input is there)',
+      false,
+    )
     .action(async (file: string, flags: CreateFlags) => {
       const spec = readJobSpecFile(file);
       detectFormat(spec.input.location, spec.input.format);
       const config = loadConfig();
+      // The run's preflight, so a schedule never starts runs that cannot work; a drop location that
+      // is not there yet is allowed with --input-later.
+      const resolve = storeResolverFor(config);
+      let inputMissing = false;
+      try {
+        await checkRun({ input: toRunInput(spec, '').input, output: spec.output }, resolve, {
+          ...(config.workDir ? { tempDir: config.workDir } : {}),
+        });
+      } catch (error) {
+        if (!(flags.inputLater && error instanceof InputFileError && error.code === 'NOT_FOUND')) {
+          if (error instanceof InputFileError && error.code === 'NOT_FOUND')
+            throw new UsageError(`${error.message}; if runs will find it there later, pass --input-later`);
+          throw error;
+        }
+        inputMissing = true;
+        await checkOutput({ ...resolve(spec.output), location: spec.output });
+      }
       await withClient(async (client) => {
         const { scheduleId, created } = await createSchedule(
           client,
@@ -166,16 +190,10 @@ export function registerScheduleCommands(program: Command): void {
           { replace: flags.replace },
         );
         process.stderr.write(`${created ? 'created' : 'updated'} schedule ${scheduleId}\n`);
-        // The input may legitimately appear later (a drop location); say so rather than refuse.
-        const local = !/^[a-z][a-z0-9+.-]*:/i.test(spec.input.location);
-        if (local && !existsSync(spec.input.location)) {
-          process.stderr.write(`note: ${spec.input.location} does not exist yet; runs fail until it does\n`);
-        } else if (!local) {
-          const source = storeResolverFor(config)(spec.input.location);
-          const info = await source.store.head(source.prefix).catch(() => undefined);
-          if (!info)
-            process.stderr.write(`note: ${spec.input.location} is not there yet; runs fail until it is\n`);
+        if (inputMissing) {
+          process.stderr.write(`note: ${spec.input.location} is not there yet; runs fail until it is\n`);
         }
+        const local = !/^[a-z][a-z0-9+.-]*:/i.test(spec.input.location);
         if (local) {
           process.stderr.write(
             `note: the input is a local path: every worker must see ${spec.input.location}\n`,
