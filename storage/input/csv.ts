@@ -4,14 +4,14 @@
 // `rowNumber` can differ.
 import { CsvParser, sniffCsvDelimiter, type CsvParseOutput } from './csv-parser.js';
 import {
-  ChunkBuilder,
-  DEFAULT_CHUNK_ROWS,
   InputFileError,
+  type ChunkBuilder,
   RAW_TEXT_LIMIT,
   setValue,
   type InputFile,
   type OpenInputOptions,
 } from './input-file.js';
+import { TextEvents } from './text-events.js';
 import type { TextSource } from './text-source.js';
 
 type CsvEvent =
@@ -71,20 +71,11 @@ export async function openCsvInput(
   } catch (error) {
     throw new InputFileError('UNREADABLE', name, (error as Error).message);
   }
-  const rest = text.rest()[Symbol.asyncIterator]();
-  let pending = eventsByLine(parser.push(text.sample));
-  let finished = false;
-  // The header is the first record; it may lie beyond the sample (leading blank lines, a huge header).
-  while (pending.length === 0 && !finished) {
-    const next = await rest.next();
-    if (next.done) {
-      pending = eventsByLine(parser.end());
-      finished = true;
-    } else {
-      pending = eventsByLine(parser.push(next.value));
-    }
-  }
-  const first = pending[0];
+  const events = await TextEvents.start(text, {
+    push: (piece) => eventsByLine(parser.push(piece)),
+    end: () => eventsByLine(parser.end()),
+  });
+  const first = events.pending[0];
   if (first === undefined)
     throw new InputFileError('EMPTY', name, 'has no header row (the file holds only blank lines)');
   if (first.kind === 'malformed') {
@@ -99,11 +90,11 @@ export async function openCsvInput(
   }
   const columns = columnNames(first.fields);
   const width = columns.length;
-  pending = pending.slice(1);
+  events.pending = events.pending.slice(1);
 
   let rowNumber = 0;
-  const handle = (events: CsvEvent[], chunks: ChunkBuilder) => {
-    for (const event of events) {
+  const handle = (batch: CsvEvent[], chunks: ChunkBuilder) => {
+    for (const event of batch) {
       rowNumber += 1;
       if (event.kind === 'malformed') {
         chunks.addReject({ rowNumber, line: event.line, reason: event.reason, text: event.text });
@@ -129,42 +120,5 @@ export async function openCsvInput(
     }
   };
 
-  let closed = false;
-  const close = async () => {
-    closed = true;
-    await text.close();
-  };
-  let started = false;
-  return {
-    name,
-    format: 'csv',
-    columns,
-    delimiter,
-    rowCount: undefined,
-    close,
-    async *chunks() {
-      if (started) throw new Error(`${name}: chunks() can be iterated once`);
-      started = true;
-      const builder = new ChunkBuilder(options.chunkRows ?? DEFAULT_CHUNK_ROWS);
-      try {
-        handle(pending, builder);
-        pending = [];
-        yield* builder.take();
-        if (!finished) {
-          for (;;) {
-            if (closed) return;
-            const next = await rest.next();
-            if (next.done) break;
-            handle(eventsByLine(parser.push(next.value)), builder);
-            yield* builder.take();
-          }
-          handle(eventsByLine(parser.end()), builder);
-        }
-        builder.cut();
-        yield* builder.take();
-      } finally {
-        await close();
-      }
-    },
-  };
+  return events.inputFile({ name, format: 'csv', columns, delimiter }, options, handle);
 }

@@ -1,14 +1,14 @@
 // JSON Lines input, parsed in JavaScript as it streams: one object a line, blank lines skipped, a line
 // that is not a JSON object (or is over-long) a reject carrying its line number.
 import {
-  ChunkBuilder,
-  DEFAULT_CHUNK_ROWS,
   InputFileError,
+  type ChunkBuilder,
   RAW_TEXT_LIMIT,
   setValue,
   type InputFile,
   type OpenInputOptions,
 } from './input-file.js';
+import { TextEvents } from './text-events.js';
 import type { TextSource } from './text-source.js';
 
 function textValue(value: unknown): string | null {
@@ -105,19 +105,11 @@ export async function openJsonLinesInput(
   options: OpenInputOptions,
 ): Promise<InputFile> {
   const splitter = new JsonLineSplitter(options.maxRecordChars ?? 1 << 20);
-  const rest = text.rest()[Symbol.asyncIterator]();
-  let pending = splitter.push(text.sample, false);
-  let finished = false;
-  while (pending.length === 0 && !finished) {
-    const next = await rest.next();
-    if (next.done) {
-      pending = splitter.push('', true);
-      finished = true;
-    } else {
-      pending = splitter.push(next.value, false);
-    }
-  }
-  const first = pending[0];
+  const events = await TextEvents.start(text, {
+    push: (piece) => splitter.push(piece, false),
+    end: () => splitter.push('', true),
+  });
+  const first = events.pending[0];
   if (first === undefined) throw new InputFileError('EMPTY', name, 'holds no records (only blank lines)');
   if (first.kind === 'bad') {
     throw new InputFileError(
@@ -127,13 +119,13 @@ export async function openJsonLinesInput(
     );
   }
   const columnSet = new Set<string>();
-  for (const event of pending)
+  for (const event of events.pending)
     if (event.kind === 'object') for (const key of Object.keys(event.value)) columnSet.add(key);
   const columns = [...columnSet];
 
   let rowNumber = 0;
-  const handle = (events: JsonLineEvent[], chunks: ChunkBuilder) => {
-    for (const event of events) {
+  const handle = (batch: JsonLineEvent[], chunks: ChunkBuilder) => {
+    for (const event of batch) {
       rowNumber += 1;
       if (event.kind === 'bad') {
         chunks.addReject({ rowNumber, line: event.line, reason: event.reason, text: event.text });
@@ -145,42 +137,5 @@ export async function openJsonLinesInput(
     }
   };
 
-  let closed = false;
-  const close = async () => {
-    closed = true;
-    await text.close();
-  };
-  let started = false;
-  return {
-    name,
-    format: 'jsonl',
-    columns,
-    delimiter: undefined,
-    rowCount: undefined,
-    close,
-    async *chunks() {
-      if (started) throw new Error(`${name}: chunks() can be iterated once`);
-      started = true;
-      const builder = new ChunkBuilder(options.chunkRows ?? DEFAULT_CHUNK_ROWS);
-      try {
-        handle(pending, builder);
-        pending = [];
-        yield* builder.take();
-        if (!finished) {
-          for (;;) {
-            if (closed) return;
-            const next = await rest.next();
-            if (next.done) break;
-            handle(splitter.push(next.value, false), builder);
-            yield* builder.take();
-          }
-          handle(splitter.push('', true), builder);
-        }
-        builder.cut();
-        yield* builder.take();
-      } finally {
-        await close();
-      }
-    },
-  };
+  return events.inputFile({ name, format: 'jsonl', columns, delimiter: undefined }, options, handle);
 }
