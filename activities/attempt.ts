@@ -8,6 +8,7 @@ import {
   ERROR_CLASSES,
   HEARTBEAT_EVERY_MS,
   isRetryable,
+  LEND_PERMIT_AFTER_MS,
   stallLimitMs,
   type ActivityKind,
 } from '../pipeline/attempts.js';
@@ -18,9 +19,14 @@ interface AttemptState {
   details: unknown;
   /** Requests sent so far over every attempt, once this attempt has sent one (see `countRequest`). */
   requests?: number;
+  /** Whether a failure reports the requests sent (activities that call the Data Service). */
+  countsRequests: boolean;
 }
 
 const attempts = new WeakMap<Context, AttemptState>();
+
+/** The kinds that call the Data Service, whose failures carry the requests the service received. */
+const CALLING_KINDS = new Set<ActivityKind>(['apiCall', 'pageFetch']);
 
 function currentContext(): Context | undefined {
   try {
@@ -140,7 +146,8 @@ export function toActivityFailure(error: unknown, details?: Record<string, unkno
     });
   }
   // The requests the service received for this activity, for the workflow's call count.
-  if (currentContext()) details = { ...details, calls: requestsSent() };
+  const context = currentContext();
+  if (context && attempts.get(context)?.countsRequests) details = { ...details, calls: requestsSent() };
   const type = error.name in ERROR_CLASSES ? error.name : error.name || 'Error';
   const retryAfterMs = (error as { retryAfterMs?: number }).retryAfterMs;
   return ApplicationFailure.create({
@@ -202,6 +209,8 @@ export interface AttemptOptions {
   gate?: MemoryGate;
   /** Overrides the kind's stall limit (tests). */
   stallAfterMs?: number;
+  /** Overrides LEND_PERMIT_AFTER_MS (tests). */
+  lendPermitAfterMs?: number;
 }
 
 /**
@@ -216,20 +225,37 @@ export function inAttempt<A extends unknown[], O>(
   options: AttemptOptions = {},
 ): (...args: A) => Promise<O> {
   const stallAfter = options.stallAfterMs ?? stallLimitMs(kind);
-  // The stall check rides on the heartbeat timer, so a short stall limit ticks faster.
-  const tickMs = Math.min(HEARTBEAT_EVERY_MS, stallAfter ? Math.max(10, stallAfter / 2) : HEARTBEAT_EVERY_MS);
+  const lendAfter = options.lendPermitAfterMs ?? LEND_PERMIT_AFTER_MS;
+  // The stall check and the permit's lending ride on the heartbeat timer, so short limits tick faster.
+  const tickMs = Math.min(
+    HEARTBEAT_EVERY_MS,
+    stallAfter ? Math.max(10, stallAfter / 2) : HEARTBEAT_EVERY_MS,
+    options.gate ? Math.max(10, lendAfter / 2) : HEARTBEAT_EVERY_MS,
+  );
   return async (...args: A): Promise<O> => {
     const context = currentContext();
     if (!context) return work(...args);
     const controller = new AbortController();
-    const state: AttemptState = { controller, lastProgress: Date.now(), details: undefined };
+    const state: AttemptState = {
+      controller,
+      lastProgress: Date.now(),
+      details: undefined,
+      countsRequests: CALLING_KINDS.has(kind),
+    };
     attempts.set(context, state);
     const onCancel = () => controller.abort(context.cancellationSignal.reason);
     if (context.cancellationSignal.aborted) onCancel();
     else context.cancellationSignal.addEventListener('abort', onCancel, { once: true });
     let waitingForGate = Boolean(options.gate);
+    let release: (() => void) | undefined;
     const timer = setInterval(() => {
       context.heartbeat(state.details);
+      if (release && Date.now() - state.lastProgress > lendAfter) {
+        // Waiting on something other than memory (a store that does not answer): its permit goes back
+        // so other runs' heavy work goes on, until the stall limit abandons this attempt.
+        release();
+        release = undefined;
+      }
       if (stallAfter && !waitingForGate && Date.now() - state.lastProgress > stallAfter) {
         controller.abort(
           new StalledError(
@@ -244,7 +270,6 @@ export function inAttempt<A extends unknown[], O>(
       else controller.signal.addEventListener('abort', fail, { once: true });
     });
     abandoned.catch(() => undefined);
-    let release: (() => void) | undefined;
     try {
       if (options.gate) {
         release = await Promise.race([options.gate.acquire(controller.signal), abandoned]);

@@ -70,6 +70,14 @@ export function requestsOfFailure(error: unknown, otherwise: number): number {
  */
 export const HEARTBEAT_EVERY_MS = 2_000;
 
+/**
+ * A memory-heavy attempt that reports no progress for this long gives its memory permit back (it is
+ * waiting on a store, not using memory), so a stuck run holds up other runs' planning and commits for
+ * 15 s, not until its stall limit abandons it. Planning and commits report progress per chunk or file,
+ * seconds apart even in million-row runs, so a working attempt keeps its permit.
+ */
+export const LEND_PERMIT_AFTER_MS = 15_000;
+
 interface KindPolicy {
   startToCloseTimeout: string;
   /** Absent for activities short enough that start-to-close already notices a dead worker soon. */

@@ -108,7 +108,8 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
   const { config, connection, logger } = options;
   // DuckDB activities (planning, commits) pass one at a time: tens of MB each for 100,000 rows, and one
   // at a time keeps a worker's peak under 400 MB (bench/results/enrich.md). The gate, not the task
-  // slots, is the limit, so a hung one that is cancelled or stalls gives its permit back at once.
+  // slots, is the limit, so a hung one that is cancelled or stalls gives its permit back at once, and
+  // one that waits 15 s without progress (a store that does not answer) lends it to the other runs.
   const gate = new MemoryGate(1);
   const activities = createActivities({
     gate,

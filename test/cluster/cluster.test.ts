@@ -37,6 +37,8 @@ const BUSINESSES = 20_000;
 const ROWS = 20_000;
 /** The deployment's one call budget, per minute, for all workers together; the sandbox allows as much. */
 const RATE_PER_MINUTE = 900;
+/** API activity slots per worker (as docker-compose.yml runs them). */
+const WORKER_SLOTS = 16;
 const DATASETS = ['firmographics', 'technographics', 'funding_and_acquisition'];
 const TABLES = [...DATASETS, 'matches'];
 const WORKERS = 3;
@@ -74,7 +76,7 @@ function workerEnv(address: string): Record<string, string> {
     ...baseEnv,
     ENRICHFLOW_TEMPORAL_ADDRESS: address,
     ENRICHFLOW_API_BASE_URL: door!.url,
-    ENRICHFLOW_WORKER_MAX_ACTIVITIES: '16',
+    ENRICHFLOW_WORKER_MAX_ACTIVITIES: String(WORKER_SLOTS),
     // As docker-compose.yml starts a worker.
     NODE_OPTIONS: '--max-old-space-size=192 --max-semi-space-size=8',
     MALLOC_ARENA_MAX: '2',
@@ -368,6 +370,11 @@ describe.skipIf(!enabled)('cluster: PostgreSQL-backed Temporal server, three wor
         peakPerMinute: peakInWindow(requests, 60_000),
         tables: Object.fromEntries(summary.tables.map((t) => [t.table, t.rows])),
       };
+      // One worker on the dev server: the budget holds exactly (no minute over it, no 429), and the
+      // run reports the calls the service received.
+      expect(figures.reference.peakPerMinute).toBeLessThanOrEqual(RATE_PER_MINUTE);
+      expect(figures.reference.status429).toBe(0);
+      expect(figures.reference.calls).toBe(requests.length);
       reference = { summary, tables: await tablesOf(summary) };
     } finally {
       await worker?.stop(15_000);
@@ -457,17 +464,15 @@ describe.skipIf(!enabled)('cluster: PostgreSQL-backed Temporal server, three wor
         const mine = summary.stages.find((s) => s.stage === stage.stage)!;
         expect([mine.records, mine.misses], stage.stage).toEqual([stage.records, stage.misses]);
       }
-      // Three workers and a restart later, the sandbox saw no more than the budget in any minute. The
-      // budget is the API task queue's rate limit, a token bucket the server keeps for all pollers
-      // together, which lets a burst of about a second's worth through on top of the rate (the dev
-      // server's single partition was seen 16 over at 900/min). Two seconds' worth, and no more, is
-      // allowed over the sandbox's sliding minute; a request past its limit is answered 429 and retried,
-      // and the tables above are complete all the same.
-      const burst = (2 * RATE_PER_MINUTE) / 60;
-      expect(peakPerMinute).toBeLessThanOrEqual(RATE_PER_MINUTE + burst);
-      expect(requests.filter((r) => r.status === 429).length).toBeLessThanOrEqual(
-        Math.max(0, peakPerMinute - RATE_PER_MINUTE),
-      );
+      // Three workers and a restart later, the sandbox saw no more than the budget in any minute and
+      // answered nothing 429. The budget is the API task queue's rate limit, a token bucket the server
+      // keeps for all pollers together; workers dispatch at a 61st of it per second, since the bucket
+      // also lets a second's worth through at once.
+      expect(peakPerMinute).toBeLessThanOrEqual(RATE_PER_MINUTE);
+      expect(requests.filter((r) => r.status === 429).length).toBe(0);
+      // The calls the run reports are the requests the service received; a worker killed between
+      // counting a request and sending it can make them differ by the requests it had in flight.
+      expect(Math.abs(calls - requests.length)).toBeLessThanOrEqual(WORKER_SLOTS);
       // Visibility (on PostgreSQL) lists the run.
       const listed = await enrichflow(['runs', 'list'], {
         ...baseEnv,

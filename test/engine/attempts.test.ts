@@ -195,6 +195,32 @@ describe('the memory gate', () => {
     (await second)();
     expect(order).toEqual(['dropped gave up', 'second']);
   });
+
+  it('a holder that waits on something else lends its permit, so other heavy work goes on', async () => {
+    const gate = new MemoryGate(1);
+    let started = 0;
+    // Progress stops (a store that never answers); the attempt is not abandoned yet.
+    const stuck = inAttempt('tableCommit', () => new Promise<never>(() => undefined), {
+      gate,
+      stallAfterMs: 60_000,
+      lendPermitAfterMs: 100,
+    });
+    const stuckEnv = new MockActivityEnvironment();
+    const running = stuckEnv.run(stuck, undefined);
+    running.catch(() => undefined);
+    const next = inAttempt(
+      'tableCommit',
+      () => {
+        started += 1;
+        return Promise.resolve('done');
+      },
+      { gate, lendPermitAfterMs: 100 },
+    );
+    await expect(new MockActivityEnvironment().run(next, undefined)).resolves.toBe('done');
+    expect(started).toBe(1);
+    stuckEnv.cancel();
+    await expect(running).rejects.toBeInstanceOf(CancelledFailure);
+  });
 });
 
 describe('call deadlines', () => {
