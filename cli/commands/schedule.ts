@@ -20,6 +20,7 @@ import {
   triggerSchedule,
   unpauseSchedule,
   type OverlapName,
+  type ScheduledJob,
 } from '../../jobs/schedules.js';
 import { connectClient } from '../../workers/temporal-connection.js';
 import { storeResolverFor } from '../../workers/worker.js';
@@ -98,6 +99,51 @@ async function describeText(client: Client, d: ScheduleDescription): Promise<str
     }
   }
   return lines.join('\n');
+}
+
+/**
+ * A schedule as `schedule describe --json` prints it (and, without `recentRuns[].status`, each entry of
+ * `schedule list --json`): the README documents these fields.
+ */
+interface ScheduleJson {
+  scheduleId: string;
+  paused: boolean;
+  note: string | null;
+  /** The timing as text: `cron "0 6 * * *" (Europe/Paris)`, `every 12h (UTC)`. */
+  timing: string;
+  overlap: string;
+  catchupWindowSeconds: number | null;
+  pauseOnFailure: boolean | null;
+  /** The enrichflow job it runs; null for a schedule enrichflow did not make. */
+  job: ScheduledJob | null;
+  nextActionTimes: string[];
+  recentRuns: { runId: string; scheduledAt: string; status?: string }[];
+}
+
+interface ScheduleFacts {
+  scheduleId: string;
+  spec?: ScheduleDescription['spec'];
+  state: { paused: boolean; note?: string };
+  info: Pick<ScheduleDescription['info'], 'nextActionTimes' | 'recentActions'>;
+  policies?: ScheduleDescription['policies'];
+}
+
+function scheduleJson(d: ScheduleFacts, job: ScheduledJob | undefined): ScheduleJson {
+  return {
+    scheduleId: d.scheduleId,
+    paused: d.state.paused,
+    note: d.state.note ?? null,
+    timing: d.spec ? describeSpec(d.spec) : '',
+    overlap: d.policies?.overlap ?? 'SKIP',
+    catchupWindowSeconds: d.policies ? Math.round(d.policies.catchupWindow / 1000) : null,
+    pauseOnFailure: d.policies ? d.policies.pauseOnFailure : null,
+    job: job ?? null,
+    nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
+    recentRuns: d.info.recentActions.map((a) => ({
+      runId: a.action.workflow.workflowId,
+      scheduledAt: a.scheduledAt.toISOString(),
+    })),
+  };
 }
 
 interface CreateFlags {
@@ -211,14 +257,19 @@ export function registerScheduleCommands(program: Command): void {
       await withClient(async (client) => {
         const schedules = await listSchedules(client);
         if (flags.json) {
-          const listed = schedules.map(({ summary, description }) => ({
-            scheduleId: summary.scheduleId,
-            paused: summary.state.paused,
-            timing: describeSpec(summary.spec),
-            job: description ? (scheduledJobOf(description) ?? null) : null,
-            nextActionTimes: summary.info.nextActionTimes,
-            recentRuns: summary.info.recentActions.map((a) => a.action.workflow.workflowId),
-          }));
+          const listed = schedules.map(({ summary, description }) =>
+            description
+              ? scheduleJson(description, scheduledJobOf(description))
+              : scheduleJson(
+                  {
+                    scheduleId: summary.scheduleId,
+                    spec: summary.spec,
+                    state: summary.state,
+                    info: summary.info,
+                  },
+                  undefined,
+                ),
+          );
           process.stdout.write(`${JSON.stringify(listed, null, 2)}\n`);
           return;
         }
@@ -251,8 +302,9 @@ export function registerScheduleCommands(program: Command): void {
       await withClient(async (client) => {
         const d = await describeSchedule(client, id);
         if (flags.json) {
-          const { raw: _raw, ...rest } = d;
-          process.stdout.write(`${JSON.stringify(rest, null, 2)}\n`);
+          const shown = scheduleJson(d, scheduledJobOf(d));
+          for (const run of shown.recentRuns) run.status = await runStatus(client, run.runId);
+          process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
         } else {
           process.stdout.write(`${await describeText(client, d)}\n`);
         }
