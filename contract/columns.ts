@@ -3,6 +3,7 @@
 // where only the value type is, and JSON text where neither is.
 import type { TSchema } from 'typebox';
 import { DATASET_RECORD_SCHEMAS, type BulkDataset } from './datasets.js';
+import { PROSPECT_DATASET_RECORD_SCHEMAS, type ProspectDataset } from './prospect-datasets.js';
 
 export type ColumnType =
   | { kind: 'string' | 'integer' | 'number' | 'boolean' | 'timestamp' | 'json' }
@@ -87,4 +88,9 @@ export function columnsOfSchema(schema: TSchema): ColumnSpec[] {
 /** The columns of one dataset's record (without the row's `business_id`). */
 export function datasetColumns(dataset: BulkDataset): ColumnSpec[] {
   return columnsOfSchema(DATASET_RECORD_SCHEMAS[dataset]);
+}
+
+/** The columns of one prospect dataset's record (without the row's `prospect_id`; profiles repeat it). */
+export function prospectDatasetColumns(dataset: ProspectDataset): ColumnSpec[] {
+  return columnsOfSchema(PROSPECT_DATASET_RECORD_SCHEMAS[dataset]);
 }

@@ -12,6 +12,9 @@ import {
   FetchBusinessesResponseSchema,
   FetchProspectsResponseSchema,
   MatchBusinessesResponseSchema,
+  PROSPECT_BULK_ENRICH_ROUTES,
+  PROSPECT_BULK_ENRICH_RESPONSE_SCHEMAS,
+  prospectDatasetColumns,
   ROUTES,
   type DatasetRecord,
 } from '../../contract/index.js';
@@ -418,6 +421,67 @@ describe('response schemas', () => {
       ],
     };
     expect(checkResponse(MatchBusinessesResponseSchema, body)).toEqual({ ok: true });
+  });
+});
+
+describe('prospect bulk enrich (beyond the spec)', () => {
+  const route = PROSPECT_BULK_ENRICH_ROUTES.contacts_information;
+
+  it('accept 1 to 50 prospect ids, and nothing else', () => {
+    const prospects = (count: number) =>
+      Array.from({ length: count }, (_, i) => i.toString(16).padStart(40, 'c'));
+    expect(checkRequest(route, { body: { prospect_ids: prospects(50), parameters: null } }).ok).toBe(true);
+    expect(checkRequest(route, { body: { prospect_ids: prospects(51) } }).ok).toBe(false);
+    expect(checkRequest(route, { body: { prospect_ids: [] } }).ok).toBe(false);
+    expect(checkRequest(route, { body: { prospect_ids: [id(1)] } }).ok).toBe(false);
+    expect(checkRequest(route, { body: { business_ids: [prospectId] } }).ok).toBe(false);
+    const posts = PROSPECT_BULK_ENRICH_ROUTES.network_posts;
+    expect(
+      checkRequest(posts, { body: { prospect_ids: [prospectId], parameters: { offline_mode: 'true' } } }).ok,
+    ).toBe(true);
+    expect(checkRequest(posts, { body: { prospect_ids: [prospectId], parameters: { other: 1 } } }).ok).toBe(
+      false,
+    );
+  });
+
+  it('answer rows keyed by prospect_id with the dataset record', () => {
+    const body = {
+      response_context: context,
+      total_results: 1,
+      data: [
+        {
+          prospect_id: prospectId,
+          data: {
+            emails: [{ address: 'ann.lee@velora.com.example', type: 'professional' }],
+            professions_email: 'ann.lee@velora.com.example',
+            professional_email_status: 'catch-all',
+            phone_numbers: [{ phone_number: '+12125550142' }],
+            mobile_phone: null,
+          },
+        },
+      ],
+    };
+    const schema = PROSPECT_BULK_ENRICH_RESPONSE_SCHEMAS.contacts_information;
+    expect(checkResponse(schema, body)).toEqual({ ok: true });
+    const wrongStatus = structuredClone(body);
+    (wrongStatus.data[0] as { data: { professional_email_status: string } }).data.professional_email_status =
+      'ok';
+    expect(checkResponse(schema, wrongStatus).ok).toBe(false);
+    const businessKeyed = { ...body, data: [{ business_id: id(1), data: {} }] };
+    expect(checkResponse(schema, businessKeyed).ok).toBe(false);
+  });
+
+  it('give Parquet columns for each prospect dataset', () => {
+    const contacts = new Map(prospectDatasetColumns('contacts_information').map((c) => [c.name, c.type]));
+    expect(contacts.get('emails')).toEqual({
+      kind: 'list',
+      element: { kind: 'map', value: { kind: 'string' } },
+    });
+    expect(contacts.get('professional_email_status')).toEqual({ kind: 'string' });
+    expect(prospectDatasetColumns('profiles').find((c) => c.name === 'prospect_id')?.nullable).toBe(false);
+    expect(prospectDatasetColumns('network_posts').find((c) => c.name === 'created_at')?.type).toEqual({
+      kind: 'timestamp',
+    });
   });
 });
 
