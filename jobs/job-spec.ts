@@ -59,6 +59,12 @@ export const JobSpecSchema = Type.Object(
     max_calls: Type.Optional(Type.Integer({ minimum: 1 })),
     /** Incremental: enrich only ids new to the output's freshness ledger or older than this (`30d`, `12h`). */
     max_age: Type.Optional(Type.String({ pattern: MAX_AGE })),
+    /**
+     * When `_SUCCESS` is written: `complete` (default) only for a run that completed; `always` also for
+     * one completed with failures or stopped at budget, for teams that load partial runs (its body
+     * states the status either way).
+     */
+    success_marker: Type.Optional(Type.Union([Type.Literal('complete'), Type.Literal('always')])),
     api_retry: Type.Optional(
       Type.Object(
         {
@@ -169,6 +175,7 @@ export function toRunInput(spec: JobSpec, runKey: string): EnrichRunInput {
     ...(spec.window_size ? { windowSize: spec.window_size } : {}),
     ...(spec.max_calls ? { maxCalls: spec.max_calls } : {}),
     ...(spec.max_age ? { maxAgeMs: parseMaxAge(spec.max_age) } : {}),
+    ...(spec.success_marker === 'always' ? { successMarker: 'always' as const } : {}),
     ...(spec.api_retry
       ? {
           apiRetry: {

@@ -45,6 +45,11 @@ export interface EnrichRunInput {
    * are skipped for that dataset.
    */
   maxAgeMs?: number;
+  /**
+   * `always`: `_SUCCESS` also for a run completed with failures or stopped at budget (its body says
+   * which); by default only a completed run gets one.
+   */
+  successMarker?: 'always';
 }
 
 export interface ApiRetryPolicy {

@@ -176,9 +176,13 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
       await files.store.put(files.key(runLayout.report), renderRunReport(manifest, { rejectReasons }), {
         contentType: 'text/markdown; charset=utf-8',
       });
-      // A run stopped at budget is incomplete: no `_SUCCESS` until a resume finishes it.
-      if (status === 'stopped_at_budget') await files.store.delete(files.key(runLayout.success));
-      else await files.putJson(runLayout.success, { run_id: run.runId, finished_at: finishedAt });
+      // `_SUCCESS` means complete: a run with failed or unstarted batches gets none until `runs retry`
+      // completes it, unless the job opted in to a marker for partial runs. Its body states the status.
+      if (status === 'completed' || input.request.successMarker === 'always') {
+        await files.putJson(runLayout.success, { run_id: run.runId, status, finished_at: finishedAt });
+      } else {
+        await files.store.delete(files.key(runLayout.success));
+      }
       logger.info({ runId: run.runId, status, failedBatches, unstartedBatches }, 'committed run');
       return summary;
     },

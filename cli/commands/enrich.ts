@@ -28,6 +28,7 @@ interface EnrichFlags extends RunFlags {
   window?: number;
   maxCalls?: number;
   maxAge?: string;
+  successMarker?: string;
 }
 
 async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
@@ -44,7 +45,7 @@ async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
     const { runId, started, restartedAfter } = await startRun(client, config, spec);
     process.stderr.write(
       restartedAfter
-        ? `run ${runId} had ${restartedAfter === 'cancelled' ? 'been cancelled' : restartedAfter.replace('_', ' ')}; started it again (a new attempt under the same run id)\n`
+        ? `run ${runId} had ${restartedAfter === 'cancelled' || restartedAfter === 'terminated' ? 'been ' : ''}${restartedAfter.replace('_', ' ')}; started it again (a new attempt under the same run id)\n`
         : started
           ? `started run ${runId}\n`
           : `run ${runId} already exists (same job and input); showing it instead of starting it again\n`,
@@ -122,6 +123,10 @@ export function registerEnrichCommands(program: Command): void {
       '--max-age <age>',
       'incremental: skip ids enriched into this output less than this long ago (30d, 12h, 90m)',
     )
+    .option(
+      '--success-marker <when>',
+      'complete (default): _SUCCESS only for a complete run; always: also for a run completed with failures or stopped at budget (its body states the status)',
+    )
     .option(DRY_RUN_FLAG, DRY_RUN_HELP)
     .option(PRICES_FLAG, PRICES_HELP)
     .option('--no-wait', 'print the run id and return instead of following the run')
@@ -145,6 +150,7 @@ export function registerEnrichCommands(program: Command): void {
         ...(opts.window !== undefined ? { window_size: opts.window } : {}),
         ...(opts.maxCalls !== undefined ? { max_calls: opts.maxCalls } : {}),
         ...(opts.maxAge !== undefined ? { max_age: opts.maxAge } : {}),
+        ...(opts.successMarker !== undefined ? { success_marker: opts.successMarker } : {}),
       };
       await launch(validateJobSpec(raw, 'the command line'), opts);
     });
