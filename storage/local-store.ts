@@ -85,12 +85,15 @@ export class LocalObjectStore implements ObjectStore {
 
   /**
    * Rethrows as an `ObjectStoreError` (`ObjectNotFoundError` for a missing file); once `signal` has
-   * fired, as the signal's reason instead (Node's own AbortErrors carry it only as their cause).
+   * fired, as the signal's reason instead (Node's own AbortErrors carry it only as their cause). A
+   * write refused with ENOTDIR or EISDIR (a file in the way) keeps its code: the key is not missing,
+   * the path cannot be made.
    */
   private wrap(error: unknown, key: string, operation: string, signal?: AbortSignal): never {
     signal?.throwIfAborted();
     const code = errnoCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
+    const writing = operation === 'put' || operation === 'putFile';
+    if (code === 'ENOENT' || (!writing && (code === 'ENOTDIR' || code === 'EISDIR'))) {
       throw new ObjectNotFoundError(this.where(key), { cause: error });
     }
     if (error instanceof ObjectStoreError) throw error;
