@@ -3,6 +3,7 @@
 // Pure functions over strings; the planning pass (`plan-input.ts`) calls them once per row.
 import { detectInputFormat, InputFileError, type InputFormat } from './input/index.js';
 import { MATCH_FIELDS, type InputSpec, type MatchField } from '../pipeline/run-types.js';
+import { MAX_NAME_LENGTH } from '../contract/limits.js';
 
 type InputField = MatchField | 'business_id';
 
@@ -203,6 +204,12 @@ export function matchKeyOf(
 ): MatchKey | { reject: string } {
   if (name === null && domain === null && url === null && networkUrl === null)
     return { reject: 'no usable field: name, domain, url and network_url are all empty' };
+  const sentName = name === null ? null : name.replace(WHITESPACE_RUNS, ' ') || null;
+  // The service refuses a longer name with a 422 for its whole batch: a reject here, not a failure there.
+  if (sentName !== null && sentName.length > MAX_NAME_LENGTH)
+    return {
+      reject: `name is ${sentName.length} characters long; the service accepts at most ${MAX_NAME_LENGTH}`,
+    };
   const domainHost = domain === null ? null : hostOf(lowerSimple(domain));
   if (domain !== null && !isValidHost(domainHost))
     return { reject: `domain "${domain}" is not a valid domain name` };
@@ -214,7 +221,7 @@ export function matchKeyOf(
   if (networkUrl !== null && (!isValidHost(hostOf(networkLower!)) || !networkPath!.includes('/')))
     return { reject: `network_url "${networkUrl}" is not a profile address` };
   return {
-    name: name === null ? null : name.replace(WHITESPACE_RUNS, ' ') || null,
+    name: sentName,
     domain: domainHost,
     url: urlLower === null ? null : pathOf(urlLower),
     network_url: networkPath,

@@ -67,6 +67,8 @@ export async function planInput(
     format: detectFormat(spec.location, spec.format),
     ...(spec.delimiter ? { delimiter: spec.delimiter } : {}),
     tempDir: options.tempDir,
+    // Rejects keep their record as the file had it.
+    keepRaw: true,
   });
   const dir = await mkdtemp(path.join(options.tempDir, 'plan-'));
   const columns = [...input.columns];
@@ -98,17 +100,18 @@ export async function planInput(
           );
         }
       };
-      for (const { rowNumber, values } of chunk.rows) {
+      for (const { rowNumber, values, raw: recordText } of chunk.rows) {
         rejectMalformedBefore(rowNumber);
         if (idColumn !== undefined) {
           const raw = pick(values, idColumn);
           const businessId = raw === null ? null : lowerSimple(raw);
-          if (businessId === null) out.addReject(rowNumber, 'business_id is empty', out.recordOf(values));
+          if (businessId === null)
+            out.addReject(rowNumber, 'business_id is empty', recordText ?? out.recordOf(values));
           else if (!BUSINESS_ID.test(businessId))
             out.addReject(
               rowNumber,
               `business_id "${businessId}" is not a 32-character hexadecimal id`,
-              out.recordOf(values),
+              recordText ?? out.recordOf(values),
             );
           else {
             const known = index.size;
@@ -124,7 +127,7 @@ export async function planInput(
           pick(values, networkColumn),
         );
         if ('reject' in key) {
-          out.addReject(rowNumber, key.reject, out.recordOf(values));
+          out.addReject(rowNumber, key.reject, recordText ?? out.recordOf(values));
           continue;
         }
         // Names compare case-insensitively; the key keeps the first row's spelling.

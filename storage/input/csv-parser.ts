@@ -6,10 +6,12 @@
 // the file, or a record longer than the limit, is reported as malformed and parsing resumes on the
 // line after the one it started on, so one stray quote cannot swallow the rest of the file.
 
-/** One parsed record: its fields and the 1-based physical line it starts on. */
+/** One parsed record: its fields, the 1-based physical line it starts on, and its raw text. */
 export interface CsvRecord {
   fields: string[];
   line: number;
+  /** With `keepRaw`: the record as written, quotes and delimiters included, without its line break. */
+  raw?: string;
 }
 
 /** A record the parser could not delimit; `text` is the start of its raw text (for the rejects file). */
@@ -24,6 +26,8 @@ export interface CsvParserOptions {
   delimiter: string;
   /** Longest record, in characters, before it counts as malformed (runaway quote); default 1 MiB. */
   maxRecordChars?: number;
+  /** Give each record its raw text (`raw`). */
+  keepRaw?: boolean;
 }
 
 export interface CsvParseOutput {
@@ -43,6 +47,7 @@ const RAW_TEXT_LIMIT = 2_000;
 export class CsvParser {
   private readonly delimiter: number;
   private readonly maxRecordChars: number;
+  private readonly keepRaw: boolean;
   /** Unparsed text: the tail of the previous chunk from the start of an unfinished record. */
   private pending = '';
   /** Physical line on which `pending` starts. */
@@ -58,6 +63,7 @@ export class CsvParser {
     }
     this.delimiter = options.delimiter.charCodeAt(0);
     this.maxRecordChars = options.maxRecordChars ?? 1 << 20;
+    this.keepRaw = options.keepRaw ?? false;
   }
 
   push(text: string): CsvParseOutput {
@@ -97,7 +103,13 @@ export class CsvParser {
       }
       const { fields, end, newlines } = result;
       const blankLine = fields.length === 1 && fields[0] === '' && end - pos <= 2;
-      if (!blankLine) out.records.push({ fields, line });
+      if (!blankLine && !this.keepRaw) out.records.push({ fields, line });
+      else if (!blankLine) {
+        let rawEnd = end;
+        if (rawEnd > pos && text.charCodeAt(rawEnd - 1) === LF) rawEnd -= 1;
+        if (rawEnd > pos && text.charCodeAt(rawEnd - 1) === CR) rawEnd -= 1;
+        out.records.push({ fields, line, raw: text.slice(pos, rawEnd) });
+      }
       line += newlines;
       pos = end;
     }

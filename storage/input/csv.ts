@@ -15,15 +15,15 @@ import { TextEvents } from './text-events.js';
 import type { TextSource } from './text-source.js';
 
 type CsvEvent =
-  | { kind: 'record'; fields: string[]; line: number }
+  | { kind: 'record'; fields: string[]; line: number; raw: string | undefined }
   | { kind: 'malformed'; line: number; reason: string; text: string };
 
 /** The parser reports records and malformed records separately; interleave them by line. */
 function eventsByLine(out: CsvParseOutput): CsvEvent[] {
   if (out.malformed.length === 0)
-    return out.records.map((r) => ({ kind: 'record', fields: r.fields, line: r.line }));
+    return out.records.map((r) => ({ kind: 'record', fields: r.fields, line: r.line, raw: r.raw }));
   const events: CsvEvent[] = [
-    ...out.records.map((r): CsvEvent => ({ kind: 'record', fields: r.fields, line: r.line })),
+    ...out.records.map((r): CsvEvent => ({ kind: 'record', fields: r.fields, line: r.line, raw: r.raw })),
     ...out.malformed.map((m): CsvEvent => ({
       kind: 'malformed',
       line: m.line,
@@ -32,6 +32,12 @@ function eventsByLine(out: CsvParseOutput): CsvEvent[] {
     })),
   ];
   return events.sort((a, b) => a.line - b.line);
+}
+
+/** A record's fields joined again, when its raw text was not kept (at most 2,000 characters). */
+function rawRecord(fields: string[], delimiter: string): string {
+  const text = fields.join(delimiter);
+  return text.length > RAW_TEXT_LIMIT ? text.slice(0, RAW_TEXT_LIMIT) : text;
 }
 
 /** Header cells → unique, non-empty column names. */
@@ -54,11 +60,6 @@ function detached(value: string): string {
   return value.length < 13 ? value : (' ' + value).slice(1);
 }
 
-function rawRecord(fields: string[], delimiter: string): string {
-  const text = fields.join(delimiter);
-  return text.length > RAW_TEXT_LIMIT ? text.slice(0, RAW_TEXT_LIMIT) : text;
-}
-
 export async function openCsvInput(
   text: TextSource,
   name: string,
@@ -67,7 +68,11 @@ export async function openCsvInput(
   const delimiter = options.delimiter ?? sniffCsvDelimiter(text.sample);
   let parser: CsvParser;
   try {
-    parser = new CsvParser({ delimiter, maxRecordChars: options.maxRecordChars });
+    parser = new CsvParser({
+      delimiter,
+      maxRecordChars: options.maxRecordChars,
+      keepRaw: options.keepRaw ?? false,
+    });
   } catch (error) {
     throw new InputFileError('UNREADABLE', name, (error as Error).message);
   }
@@ -107,7 +112,7 @@ export async function openCsvInput(
           rowNumber,
           line: event.line,
           reason: `expected ${width} fields, found ${fields.length}`,
-          text: rawRecord(fields, delimiter),
+          text: event.raw ?? rawRecord(fields, delimiter),
         });
         continue;
       }
@@ -116,7 +121,7 @@ export async function openCsvInput(
         const value = fields[i];
         setValue(values, columns[i]!, value === undefined || value === '' ? null : detached(value));
       }
-      chunks.addRow({ rowNumber, values });
+      chunks.addRow(event.raw === undefined ? { rowNumber, values } : { rowNumber, values, raw: event.raw });
     }
   };
 

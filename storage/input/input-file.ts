@@ -36,6 +36,11 @@ export class InputFileError extends Error {
 export interface InputRow {
   rowNumber: number;
   values: Record<string, string | null>;
+  /**
+   * With `keepRaw`: the record exactly as the file has it (CSV: its text without the line break; JSON
+   * Lines: the line), so a rejected row can be stored as it was. Parquet records have no text.
+   */
+  raw?: string;
 }
 
 /** A record that could not be read; the pipeline writes these to its rejects output. */
@@ -44,7 +49,10 @@ export interface InputReject {
   /** Physical line the record starts on (CSV, JSON Lines). */
   line?: number;
   reason: string;
-  /** The start of the raw record (at most 2,000 characters). */
+  /**
+   * The raw record: whole when it could be delimited (a wrong field count, a line that is not a JSON
+   * object), else its start (at most 2,000 characters: a quote left open, an over-long record).
+   */
   text?: string;
 }
 
@@ -60,6 +68,8 @@ export interface OpenInputOptions {
   delimiter?: string;
   /** Rows plus rejects per chunk. Default 2,048. */
   chunkRows?: number;
+  /** Give each row its record's raw text (`InputRow.raw`), for a planner that stores rejects as they were. */
+  keepRaw?: boolean;
   /** A CSV record or JSON line longer than this many characters is rejected. Default 1 MiB. */
   maxRecordChars?: number;
   /** Scratch folder (Parquet downloads, DuckDB spill); the OS temp folder by default. */

@@ -19,7 +19,7 @@ function textValue(value: unknown): string | null {
 }
 
 type JsonLineEvent =
-  | { kind: 'object'; line: number; value: Record<string, unknown> }
+  | { kind: 'object'; line: number; value: Record<string, unknown>; text: string }
   | { kind: 'bad'; line: number; reason: string; text: string };
 
 /** Splits decoded text into JSON lines, remembering line numbers and skipping over-long lines. */
@@ -82,7 +82,7 @@ class JsonLineSplitter {
         kind: 'bad',
         line: this.line,
         reason: `not valid JSON: ${(error as Error).message}`,
-        text: text.slice(0, RAW_TEXT_LIMIT),
+        text,
       });
       return;
     }
@@ -91,11 +91,11 @@ class JsonLineSplitter {
         kind: 'bad',
         line: this.line,
         reason: 'not a JSON object',
-        text: text.slice(0, RAW_TEXT_LIMIT),
+        text,
       });
       return;
     }
-    events.push({ kind: 'object', line: this.line, value: value as Record<string, unknown> });
+    events.push({ kind: 'object', line: this.line, value: value as Record<string, unknown>, text });
   }
 }
 
@@ -133,7 +133,7 @@ export async function openJsonLinesInput(
       }
       const values: Record<string, string | null> = {};
       for (const [key, value] of Object.entries(event.value)) setValue(values, key, textValue(value));
-      chunks.addRow({ rowNumber, values });
+      chunks.addRow(options.keepRaw ? { rowNumber, values, raw: event.text } : { rowNumber, values });
     }
   };
 
