@@ -8,6 +8,7 @@ import { instrumentCalls } from '../activities/metrics.js';
 import { installTemporalRuntime } from './runtime.js';
 import { connectWorkerConnection } from './temporal-connection.js';
 import { createEnrichflowWorkers } from './worker.js';
+import { tracingRequested } from './tracing-config.js';
 
 export interface RunningWorker {
   /** Resolves when the workers have shut down (after `stop()` or a signal); rejects if one failed. */
@@ -29,19 +30,25 @@ export async function startWorker(config: EnrichflowConfig, logger: Logger): Pro
     connections: Math.max(16, config.worker.maxConcurrentActivities),
     logger: logger.child({ component: 'client' }),
   });
-  // Calls are counted and timed for the metrics endpoint (a no-op when metrics are off).
+  // Traced only when an OTLP endpoint is set: otherwise no OpenTelemetry code is even loaded.
+  const tracing = tracingRequested() ? await import('./tracing.js') : undefined;
+  const traces = await tracing?.startTracing('enrichflow-worker');
+  // Calls are counted and timed for the metrics endpoint (a no-op when metrics are off), and traced.
+  const calls = instrumentCalls(client);
   const workers = await createEnrichflowWorkers({
     config,
     connection,
-    calls: instrumentCalls(client),
+    calls: tracing && traces ? tracing.traceCalls(calls, traces.tracer) : calls,
     logger,
+    ...(traces ? { tracing: traces } : {}),
   });
   const done = workers.run().finally(async () => {
     await client.close();
     await connection.close();
+    await traces?.flush();
   });
   logger.info(
-    { temporal: config.temporal.address, dataService: config.dataService.baseUrl },
+    { temporal: config.temporal.address, dataService: config.dataService.baseUrl, tracing: !!traces },
     'worker running',
   );
   return {

@@ -4,6 +4,7 @@ import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import type { EnrichflowConfig } from '../config/index.js';
+import { tracingRequested } from './tracing-config.js';
 
 function tlsOptions(config: EnrichflowConfig['temporal']): NativeConnectionOptions['tls'] {
   if (!config.tls) return undefined;
@@ -33,5 +34,9 @@ export async function connectClient(config: EnrichflowConfig['temporal']): Promi
     connectTimeout: '10 seconds',
   };
   const connection = await Connection.connect(options);
-  return new Client({ connection, namespace: config.namespace });
+  // With an OTLP endpoint set, the runs this client starts are traced from their start on.
+  if (!tracingRequested()) return new Client({ connection, namespace: config.namespace });
+  const { startTracing, clientInterceptors } = await import('./tracing.js');
+  await startTracing('enrichflow-cli');
+  return new Client({ connection, namespace: config.namespace, interceptors: clientInterceptors() });
 }

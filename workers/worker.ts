@@ -2,7 +2,12 @@
 // and the activities from the configuration, and runs two Temporal workers — one for workflows and
 // table work, one for calls to the service on the API task queue, whose task-queue rate limit is the
 // one rate budget shared by every worker of the deployment.
-import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  Worker,
+  type NativeConnection,
+  type WorkerOptions,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { EnrichflowConfig } from '../config/index.js';
@@ -18,6 +23,7 @@ import type { StoreResolver } from '../storage/run-files.js';
 import { countRowsWritten } from '../activities/metrics.js';
 import { MemoryGate } from '../activities/attempt.js';
 import { HEARTBEAT_EVERY_MS } from '../pipeline/attempts.js';
+import type { Tracing } from './tracing.js';
 
 /** The workflows entry, as TypeScript source (tests, tsx) or compiled JavaScript (dist). */
 export function workflowsPath(): string {
@@ -31,9 +37,13 @@ export function workflowsPath(): string {
 /**
  * Where the worker gets its workflow code: the bundle `npm run build` wrote next to the compiled code
  * (no bundler at start: faster, and ~100 MB less memory per worker), else bundled from the sources.
+ * A traced worker takes the bundle built with the tracing interceptors (workflow-bundle-traced.js).
  */
-export function workflowSource(): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
-  const prebuilt = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+export function workflowSource(
+  traced = false,
+): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+  const name = traced ? '../workflow-bundle-traced.js' : '../workflow-bundle.js';
+  const prebuilt = fileURLToPath(new URL(name, import.meta.url));
   if (import.meta.url.endsWith('.js') && existsSync(prebuilt))
     return { workflowBundle: { codePath: prebuilt } };
   return { workflowsPath: workflowsPath() };
@@ -95,6 +105,9 @@ export interface EnrichflowWorkerOptions {
   /** A pre-built bundle (tests build it once); otherwise workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
   resolveStore?: StoreResolver;
+  /** Traces workflows, activities and object-store transfers (workers/tracing.ts); a given
+   * `workflowBundle` must then have been built with its workflow interceptors. */
+  tracing?: Tracing;
 }
 
 export interface EnrichflowWorkers {
@@ -104,8 +117,36 @@ export interface EnrichflowWorkers {
   shutdown(): void;
 }
 
+/** The resolver's stores with a span per transfer when tracing (loaded only then). */
+async function tracedStores(resolve: StoreResolver, tracing: Tracing | undefined): Promise<StoreResolver> {
+  if (!tracing) return resolve;
+  const { traceStores } = await import('./tracing.js');
+  return traceStores(resolve, tracing.tracer);
+}
+
+/**
+ * Worker options of a traced worker: activity interceptors, the sink that exports workflow spans, and
+ * (when workflows are bundled at start rather than prebuilt) the workflow interceptors to bundle.
+ */
+async function tracingOptions(
+  tracing: Tracing | undefined,
+  bundleInterceptors: boolean,
+): Promise<Pick<WorkerOptions, 'interceptors' | 'sinks'>> {
+  if (!tracing) return {};
+  const { activityInterceptors, workflowSpanSinks, WORKFLOW_INTERCEPTORS_MODULE } =
+    await import('./tracing.js');
+  return {
+    interceptors: {
+      ...activityInterceptors(),
+      ...(bundleInterceptors ? { workflowModules: [WORKFLOW_INTERCEPTORS_MODULE] } : {}),
+    },
+    sinks: workflowSpanSinks(tracing),
+  };
+}
+
 export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions): Promise<EnrichflowWorkers> {
-  const { config, connection, logger } = options;
+  const { config, connection, logger, tracing } = options;
+  const resolveStore = await tracedStores(options.resolveStore ?? storeResolverFor(config), tracing);
   // DuckDB activities (planning, commits) pass one at a time: tens of MB each for 100,000 rows, and one
   // at a time keeps a worker's peak under 400 MB (bench/results/enrich.md). The gate, not the task
   // slots, is the limit, so a hung one that is cancelled or stalls gives its permit back at once, and
@@ -114,7 +155,7 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
   const activities = createActivities({
     gate,
     calls: options.calls,
-    resolveStore: options.resolveStore ?? storeResolverFor(config),
+    resolveStore,
     logger,
     workDir: config.workDir,
   });
@@ -125,14 +166,14 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
   const { probeCount, measureStats, fetchPage, fetchCursorPage, fetchPosts, ...exportTableActivities } =
     createExportActivities({
       calls: options.calls as Partial<ExportCalls>,
-      resolveStore: options.resolveStore ?? storeResolverFor(config),
+      resolveStore,
       logger,
       gate,
       ...(config.workDir ? { workDir: config.workDir } : {}),
     });
   // Events: window commits and pull planning/commit here; pull calls on the API queue (same budget).
   const { fetchEventsBatch, ...eventTableActivities } = createEventActivities({
-    resolveStore: options.resolveStore ?? storeResolverFor(config),
+    resolveStore,
     logger,
     gate,
     ...(typeof (options.calls as Partial<EventCalls>).fetchEvents === 'function'
@@ -140,11 +181,15 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
       : {}),
     ...(config.workDir ? { workDir: config.workDir } : {}),
   });
+  const workflows = options.workflowBundle
+    ? { workflowBundle: options.workflowBundle }
+    : workflowSource(tracing !== undefined);
   const main = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : workflowSource()),
+    ...workflows,
+    ...(await tracingOptions(tracing, 'workflowsPath' in workflows)),
     activities: { ...tableActivities, ...exportTableActivities, ...eventTableActivities },
     // Several slots: one run's bookkeeping, or a hung activity waiting to be abandoned, never holds up
     // another run. Memory is bounded by the gate above, not by the slots.
@@ -155,6 +200,7 @@ export async function createEnrichflowWorkers(options: EnrichflowWorkerOptions):
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.apiTaskQueue,
+    ...(await tracingOptions(tracing, false)),
     activities: {
       callBatch,
       probeCount,
