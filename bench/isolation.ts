@@ -1,13 +1,14 @@
 // Benchmark: one stuck run must not hold up others (issue 13). One worker process serves three runs at
-// once: a run whose output is an S3 endpoint that accepts connections and never answers (its first
-// write hangs), started first, and then two 100,000-row runs with match and three datasets writing to
-// local folders. Prints each good run's time against the ideal for both (their calls / the rate, since
+// once: a run whose output is an S3 endpoint that answers the preflight's probe and then nothing (its
+// planning hangs on its first write), started first, and then two 100,000-row runs with match and three
+// datasets writing to local folders. Prints each good run's time against the ideal for both (their calls / the rate, since
 // they share one rate budget), what became of the stuck run (failed on its own, or how long `cancel`
 // took), and the worker's peak RSS (bar 450 MB).
 //   npx tsx bench/isolation.ts [--businesses 200000] [--rows 100000] [--rate 100] [--latency 50]
 import { type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,16 +45,26 @@ const work = mkdtempSync(path.join(tmpdir(), 'enrichflow-isolation-'));
 const children: ChildProcess[] = [];
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
-/** An S3 endpoint that takes every connection and answers nothing, like a bucket behind a dead proxy. */
+/**
+ * An S3 endpoint that answers the preflight's probe (so the run starts) and then nothing: every other
+ * request is taken and never answered, like a store that dies once a run is under way.
+ */
 async function startBlackHole(): Promise<{ url: string; close: () => void }> {
   const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
+  const server = createServer((request, response) => {
+    request.resume();
+    if (!request.url?.includes('_enrichflow-preflight-')) return;
+    request.on('end', () => {
+      if (request.method === 'DELETE') response.writeHead(204).end();
+      else response.writeHead(200, { etag: '"probe"' }).end();
+    });
+  });
+  server.on('connection', (socket) => {
     sockets.add(socket);
-    socket.on('data', () => undefined);
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     close: () => {
@@ -61,6 +72,13 @@ async function startBlackHole(): Promise<{ url: string; close: () => void }> {
       server.close();
     },
   };
+}
+
+/** The innermost message of a failure (Temporal wraps the activity's in "Activity task failed"). */
+function rootMessage(error: unknown): string {
+  let current = error as { message?: string; cause?: unknown } | undefined;
+  while (current?.cause) current = current.cause;
+  return String(current?.message ?? error);
 }
 
 try {
@@ -108,10 +126,10 @@ try {
   );
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
-  const rss: number[] = [];
+  const rss: [number, number][] = [];
   const sampler = setInterval(() => {
     try {
-      rss.push(rssMb(worker.process.pid!, 'VmRSS'));
+      rss.push([Date.now(), rssMb(worker.process.pid!, 'VmRSS')]);
     } catch {
       // the worker is gone
     }
@@ -147,7 +165,7 @@ try {
     () => ({ at: Date.now(), how: 'completed (it should not have)' }),
     (error: unknown) => ({
       at: Date.now(),
-      how: error instanceof WorkflowFailedError ? `failed: ${String(error.cause?.message)}` : String(error),
+      how: error instanceof WorkflowFailedError ? `failed: ${rootMessage(error)}` : String(error),
     }),
   );
   const results = await Promise.all(
@@ -156,6 +174,18 @@ try {
       return { summary, at: Date.now() };
     }),
   );
+  /** What a good run was doing at `t`. */
+  const phaseAt = ({ summary, at }: (typeof results)[number], t: number): string => {
+    const match = summary.stages.find((s) => s.stage === 'match');
+    const datasets = summary.stages.filter((s) => s.stage !== 'match');
+    const firstDataset = Math.min(...datasets.map((s) => s.startedAt));
+    const lastStage = Math.max(...summary.stages.map((s) => s.updatedAt));
+    if (match && t < match.startedAt) return 'planning';
+    if (match && t <= match.updatedAt) return 'match';
+    if (t < firstDataset) return 'enrich plan';
+    if (t <= lastStage) return 'datasets';
+    return t <= at ? 'commit' : 'done';
+  };
   const settled = await Promise.race([
     stuckOutcome,
     new Promise<undefined>((r) => setTimeout(() => r(undefined), 0)),
@@ -170,6 +200,7 @@ try {
     stuckReport = `the stuck run was still running when both good runs had finished; cancelled, it ended ${seconds(ended.at - cancelAt)} s later (${ended.how.slice(0, 120)})`;
   }
   clearInterval(sampler);
+  const peak = rss.reduce((a, b) => (b[1] > a[1] ? b : a), [t0, 0]);
   const calls = results.reduce((sum, r) => sum + r.summary.stages.reduce((n, s) => n + s.calls, 0), 0);
   const ideal = (calls / ratePerSecond) * 1000;
   const last = Math.max(...results.map((r) => r.at));
@@ -181,7 +212,7 @@ try {
       ),
       `both good runs: ${seconds(last - t0)} s = ${((last - t0) / ideal).toFixed(3)} x the ideal ${seconds(ideal)} s (${calls} calls at ${ratePerSecond}/s)`,
       stuckReport,
-      `worker peak RSS: ${rssMb(worker.process.pid!, 'VmHWM').toFixed(0)} MB (bar 450), sampled max ${Math.max(...rss).toFixed(0)} MB`,
+      `worker peak RSS: ${rssMb(worker.process.pid!, 'VmHWM').toFixed(0)} MB (bar 450), sampled max ${peak[1].toFixed(0)} MB at ${seconds(peak[0] - t0)} s (good runs in ${results.map((r) => phaseAt(r, peak[0])).join(' and ')})`,
     ].join('\n'),
   );
   await client.connection.close();
