@@ -7,6 +7,7 @@ import { DEV_API_KEY } from '../sandbox/http/access.js';
 import { DEFAULT_SANDBOX_PORT, startSandbox, type RunningSandbox } from '../sandbox/serve.js';
 import type { LocalStack } from '../stack/local-stack.js';
 import { startWorker, type RunningWorker } from '../workers/main.js';
+import { stopInOrder, type StopStep } from './shutdown.js';
 
 export interface AddOnOptions {
   stack: LocalStack;
@@ -25,7 +26,26 @@ export interface RunningAddOns {
   /** The configuration a command in this process should use. */
   config: EnrichflowConfig;
   describe: string[];
+  /** How to stop them, in order (worker, then sandbox), each bounded (cli/shutdown.ts). */
+  stopSteps: StopStep[];
   stop(): Promise<void>;
+}
+
+/** The worker's drain: running activities finish or are cancelled within this, or the shutdown goes on. */
+const WORKER_DRAIN_MS = 4_000;
+
+/**
+ * Stops a worker whether or not its shutdown already began: Temporal's runtime starts one itself on
+ * SIGINT/SIGTERM, after which a second `shutdown()` throws IllegalStateError; then the drain under way
+ * is waited for instead.
+ */
+async function stopWorker(worker: RunningWorker): Promise<void> {
+  try {
+    await worker.stop();
+  } catch (error) {
+    if ((error as Error).name !== 'IllegalStateError') throw error;
+    await worker.done;
+  }
 }
 
 export const localAddOns = {
@@ -59,14 +79,16 @@ export const localAddOns = {
       await sandbox?.close();
       throw error;
     }
+    const stopSteps: StopStep[] = [
+      ...(worker ? [{ name: 'worker', stop: () => stopWorker(worker), withinMs: WORKER_DRAIN_MS }] : []),
+      ...(sandbox ? [{ name: 'sandbox', stop: () => sandbox.close(), withinMs: 1_000 }] : []),
+    ];
     return {
       env,
       config,
       describe,
-      stop: async () => {
-        await worker?.stop();
-        await sandbox?.close();
-      },
+      stopSteps,
+      stop: () => stopInOrder(stopSteps, logger),
     };
   },
 };

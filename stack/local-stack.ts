@@ -25,7 +25,8 @@ export interface LocalStack {
   s3: S3Server;
   /** Environment variables that point enrichflow's config at this stack. */
   env: Record<string, string>;
-  stop(): Promise<void>;
+  /** Stops both servers: SIGTERM, then SIGKILL after `graceMs` (default 10 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /** Thrown when a default port of the stack is already taken by something else. */
@@ -94,9 +95,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     temporal,
     s3,
     env,
-    stop() {
+    stop(graceMs?: number) {
       stopping ??= (async () => {
-        await Promise.all([temporal.stop(), s3.stop()]);
+        await Promise.all([temporal.stop(graceMs), s3.stop(graceMs)]);
         rmSync(stateFile, { force: true });
         logger.info('local stack stopped');
       })();

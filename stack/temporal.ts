@@ -35,7 +35,7 @@ export interface TemporalDevServer {
   namespace: string;
   uiUrl: string | undefined;
   process: ManagedProcess;
-  stop(): Promise<void>;
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function isTemporalServing(binary: string, address: string): Promise<boolean> {
@@ -103,5 +103,5 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   });
   const address = `${host}:${port}`;
   await waitUntilReady(proc, () => isTemporalServing(binary, address), options.readyTimeoutMs ?? 60_000);
-  return { address, namespace, uiUrl, process: proc, stop: () => proc.stop() };
+  return { address, namespace, uiUrl, process: proc, stop: (graceMs?: number) => proc.stop(graceMs) };
 }

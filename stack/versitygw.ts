@@ -29,7 +29,7 @@ export interface S3Server {
   process: ManagedProcess;
   /** A client for this server with the SDK's default checksum behaviour. */
   client(): S3Client;
-  stop(): Promise<void>;
+  stop(graceMs?: number): Promise<void>;
 }
 
 /** Local-only root credentials of the embedded S3 server; never used against a real account. */
@@ -98,6 +98,6 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
     secretAccessKey,
     process: proc,
     client,
-    stop: () => proc.stop(),
+    stop: (graceMs?: number) => proc.stop(graceMs),
   };
 }

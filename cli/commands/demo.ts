@@ -16,8 +16,14 @@ import { connectClient } from '../../workers/temporal-connection.js';
 import { UsageError } from '../errors.js';
 import { localAddOns } from '../local-addons.js';
 import { followRun, formatSummary, startRun } from '../start-run.js';
+import { SERVER_GRACE_MS, stopInOrder, watchShutdownSignals, type StopStep } from '../shutdown.js';
 
-const SAMPLE = fileURLToPath(new URL('../../../samples/companies.csv', import.meta.url));
+/** The sample input, from the built CLI (dist/cli/commands/) or from the sources (cli/commands/). */
+const SAMPLE =
+  ['../../../samples/companies.csv', '../../samples/companies.csv']
+    .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+    .find((file) => existsSync(file)) ??
+  fileURLToPath(new URL('../../../samples/companies.csv', import.meta.url));
 const DEMO_DATASETS = 'firmographics,technographics,funding_and_acquisition';
 
 async function preview(folder: string): Promise<string[]> {
@@ -57,9 +63,19 @@ export function registerDemoCommand(program: Command): void {
         );
       }
       const say = (line: string) => process.stderr.write(`${line}\n`);
-      say('Starting the local stack (Temporal dev server, S3 server, sandbox, worker)…');
-      const stack = await startLocalStack({ dataDir, freePorts: true, headless: true, logger });
+      // Watched from the start: Ctrl-C (or SIGTERM) at any moment stops every process the demo started.
+      const shutdown = watchShutdownSignals();
+      const stopSteps: StopStep[] = [];
+      const interrupted = shutdown.received.then(() => 'interrupted' as const);
       try {
+        say('Starting the local stack (Temporal dev server, S3 server, sandbox, worker)…');
+        const stack = await startLocalStack({ dataDir, freePorts: true, headless: true, logger });
+        stopSteps.unshift({
+          name: 'Temporal and S3 servers',
+          stop: () => stack.stop(SERVER_GRACE_MS),
+          withinMs: SERVER_GRACE_MS + 2_000,
+        });
+        if (shutdown.signal) return;
         const addOns = await localAddOns.start({
           stack,
           dataDir,
@@ -68,44 +84,52 @@ export function registerDemoCommand(program: Command): void {
           worker: true,
           logger,
         });
-        try {
-          const client = await connectClient(addOns.config.temporal);
-          try {
-            const output = path.resolve(opts.output) + path.sep;
-            const spec = validateJobSpec(
-              { job_name: 'demo', input: { location: SAMPLE }, datasets: opts.datasets.split(','), output },
-              'the demo',
-            );
-            const { runId, started } = await startRun(client, addOns.config, spec);
-            say(
-              started
-                ? `Started run ${runId}`
-                : `Run ${runId} already ran on this input; showing it (delete ${dataDir} to start afresh)`,
-            );
-            const summary = await followRun(client, runId, { out: process.stderr });
-            const folder = path.join(output, runId);
-            const lines = [
-              '',
-              formatSummary(summary),
-              '',
-              'A few enriched companies (firmographics):',
-              ...(await preview(folder)),
-              '',
-              `The Parquet tables are in ${folder}/ — for example, with the DuckDB CLI:`,
-              `  duckdb -c "SELECT * FROM '${path.relative(process.cwd(), folder)}/firmographics/*.parquet' LIMIT 10"`,
-              '',
-              'To see this run in the Temporal UI: npx enrichflow dev, then open http://127.0.0.1:8233',
-              `(the stack keeps its history in ${dataDir}).`,
-            ];
-            process.stdout.write(`${lines.join('\n')}\n`);
-          } finally {
-            await client.connection.close();
-          }
-        } finally {
-          await addOns.stop();
+        stopSteps.unshift(...addOns.stopSteps);
+        if (shutdown.signal) return;
+        const client = await connectClient(addOns.config.temporal);
+        stopSteps.unshift({
+          name: 'Temporal client',
+          stop: () => client.connection.close(),
+          withinMs: 1_000,
+        });
+        const output = path.resolve(opts.output) + path.sep;
+        const spec = validateJobSpec(
+          { job_name: 'demo', input: { location: SAMPLE }, datasets: opts.datasets.split(','), output },
+          'the demo',
+        );
+        const { runId, started } = await startRun(client, addOns.config, spec);
+        say(
+          started
+            ? `Started run ${runId}`
+            : `Run ${runId} already ran on this input; showing it (delete ${dataDir} to start afresh)`,
+        );
+        const following = followRun(client, runId, { out: process.stderr });
+        following.catch(() => undefined);
+        const summary = await Promise.race([following, interrupted]);
+        if (summary === 'interrupted') {
+          say(`Stopping; run ${runId} goes on from where it is when you run the demo again.`);
+          return;
         }
+        const folder = path.join(output, runId);
+        const lines = [
+          '',
+          formatSummary(summary),
+          '',
+          'A few enriched companies (firmographics):',
+          ...(await preview(folder)),
+          '',
+          `The Parquet tables are in ${folder}/ — for example, with the DuckDB CLI:`,
+          `  duckdb -c "SELECT * FROM '${path.relative(process.cwd(), folder)}/firmographics/*.parquet' LIMIT 10"`,
+          '',
+          'To see this run in the Temporal UI: npx enrichflow dev, then open http://127.0.0.1:8233',
+          `(the stack keeps its history in ${dataDir}).`,
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
       } finally {
-        await stack.stop();
+        await stopInOrder(stopSteps, logger);
+        shutdown.dispose();
+        // Stopped on a signal: every process the demo started has stopped; exit 0 at once.
+        if (shutdown.signal) process.exit(0);
       }
     });
 }
