@@ -123,6 +123,8 @@ export function exitCodeOfFailure(failure: RunFailure): number {
 /** The exit code of a run's summary status. */
 export function exitCodeOfStatus(status: string): number {
   if (status === 'completed') return EXIT.done;
-  if (status === 'stopped_at_budget' || status === 'paused') return EXIT.budgetOrPaused;
+  // Incomplete by a limit (a call budget, credits, an export's offset cap), not by an error.
+  if (status === 'stopped_at_budget' || status === 'paused' || status === 'completed_truncated')
+    return EXIT.budgetOrPaused;
   return EXIT.runFailed;
 }

@@ -109,20 +109,32 @@ export class RunPausedError extends Error {
  * the run going.
  */
 export async function followRun(client: Client, runId: string, options: FollowOptions): Promise<RunSummary> {
-  const onInterrupt = () => {
-    options.out.write(
-      `\nstopped following run ${runId}; it goes on (enrichflow runs watch ${runId} / enrichflow runs cancel ${runId})\n`,
-    );
-    process.exit(EXIT.interrupted);
-  };
-  // A command that stops processes of its own on Ctrl-C (demo, dev) keeps its handler alone.
-  const own = process.listenerCount('SIGINT') === 0;
-  if (own) process.once('SIGINT', onInterrupt);
+  const dispose = exitOnInterrupt(options.out, () => runId);
   try {
     return await following(client, runId, options);
   } finally {
-    if (own) process.removeListener('SIGINT', onInterrupt);
+    dispose();
   }
+}
+
+/**
+ * Until disposed, Ctrl-C ends the command with exit code 130, saying that the run (named by
+ * `runId()`, once known) goes on. A command that stops processes of its own on Ctrl-C (demo, dev)
+ * keeps its handler alone. Returns the disposer.
+ */
+export function exitOnInterrupt(out: NodeJS.WritableStream, runId: () => string | undefined): () => void {
+  if (process.listenerCount('SIGINT') > 0) return () => undefined;
+  const onInterrupt = () => {
+    const id = runId();
+    out.write(
+      id
+        ? `\nstopped following run ${id}; it goes on (enrichflow runs watch ${id} / enrichflow runs cancel ${id})\n`
+        : '\ninterrupted before a run was started\n',
+    );
+    process.exit(EXIT.interrupted);
+  };
+  process.once('SIGINT', onInterrupt);
+  return () => process.removeListener('SIGINT', onInterrupt);
 }
 
 /** What a followed run came to, as `--json` prints it when the run has no summary. */

@@ -87,9 +87,11 @@ export function registerDemoCommand(program: Command): void {
         stopSteps.unshift(...addOns.stopSteps);
         if (shutdown.signal) return;
         const client = await connectClient(addOns.config.temporal);
+        // After a signal the run is still being followed (a long poll that retries): closing the
+        // connection under it would throw from its retry timer, so the exit closes it instead.
         stopSteps.unshift({
           name: 'Temporal client',
-          stop: () => client.connection.close(),
+          stop: () => (shutdown.signal ? Promise.resolve() : client.connection.close()),
           withinMs: 1_000,
         });
         const output = path.resolve(opts.output) + path.sep;

@@ -6,7 +6,7 @@ import { readJobSpecFile, validateJobSpec, type JobSpec } from '../../jobs/job-s
 import { connectClient } from '../../workers/temporal-connection.js';
 import { formatDryRun, planDryRun } from '../dry-run.js';
 import { UsageError } from '../errors.js';
-import { followAndReport, startRun } from '../start-run.js';
+import { exitOnInterrupt, followAndReport, startRun } from '../start-run.js';
 
 interface RunFlags {
   wait: boolean;
@@ -41,8 +41,12 @@ async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
   }
   if (flags.prices) throw new UsageError('--prices only applies with --dry-run');
   const client = await connectClient(config.temporal);
+  // Ctrl-C from here on exits 130 (a run already started goes on), not with Node's default.
+  let known: string | undefined;
+  const dispose = flags.wait ? exitOnInterrupt(process.stderr, () => known) : () => undefined;
   try {
     const { runId, started, restartedAfter } = await startRun(client, config, spec);
+    known = runId;
     process.stderr.write(
       restartedAfter
         ? `run ${runId} had ${restartedAfter === 'cancelled' || restartedAfter === 'terminated' ? 'been ' : ''}${restartedAfter.replace('_', ' ')}; started it again (a new attempt under the same run id)\n`
@@ -56,6 +60,7 @@ async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
     }
     await followAndReport(client, runId, { json: flags.json, progress: process.stderr });
   } finally {
+    dispose();
     await client.connection.close();
   }
 }

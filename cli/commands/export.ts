@@ -9,6 +9,7 @@ import { storeResolverFor } from '../../workers/worker.js';
 import { connectClient } from '../../workers/temporal-connection.js';
 import type { ExportTarget } from '../../pipeline/export-types.js';
 import { followExport, formatExportPlan, formatExportSummary, startExport } from '../export-run.js';
+import { exitCodeOfStatus } from '../failures.js';
 
 interface ExportFlags {
   filters: string;
@@ -85,7 +86,7 @@ async function runExport(target: ExportTarget, flags: ExportFlags): Promise<void
     else if (result.kind === 'export-plan') process.stdout.write(`${formatExportPlan(result)}\n`);
     else {
       process.stdout.write(`${formatExportSummary(result)}\n`);
-      if (result.status !== 'completed') process.exitCode = 3;
+      process.exitCode = exitCodeOfStatus(result.status);
     }
   } finally {
     await client.connection.close();
