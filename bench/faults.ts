@@ -123,8 +123,11 @@ try {
         `${s.stage} ${((s.startedAt - t0) / 1000).toFixed(1)}-${((s.updatedAt - t0) / 1000).toFixed(1)} s (${s.calls} calls)`,
     );
     const received = door.requests.length - before;
+    const answered = new Map<number, number>();
+    for (const r of door.requests.slice(before)) answered.set(r.status, (answered.get(r.status) ?? 0) + 1);
+    const statuses = [...answered].map(([status, n]) => `${status || 'no answer'} x ${n}`).join(', ');
     console.log(
-      `${label}: ${seconds.toFixed(1)} s, ${calls} calls in the manifest, ${received} received by the service, status ${summary.status}, failed batches ${summary.failedBatches}\n  stages: ${stages.join(', ')}\n  planning ${((t0 - started) / 1000).toFixed(1)} s`,
+      `${label}: ${seconds.toFixed(1)} s, ${calls} calls in the manifest, ${received} received by the service (${statuses}), status ${summary.status}, failed batches ${summary.failedBatches}\n  stages: ${stages.join(', ')}\n  planning ${((t0 - started) / 1000).toFixed(1)} s`,
     );
     return {
       seconds,
