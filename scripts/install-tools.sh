@@ -4,7 +4,9 @@
 #
 #   install-tools.sh                  the local stack's two Go-built servers (Temporal CLI, versitygw),
 #                                     and a supported Node.js when the machine's is not one
-#   install-tools.sh --cluster        also the Temporal server and its SQL schema tool (test:cluster)
+#   install-tools.sh --cluster        also the Temporal server and its SQL schema tool, and the
+#                                     OpenTelemetry Collector (test:cluster)
+#   install-tools.sh --otelcol        the OpenTelemetry Collector alone (OTLP receiver, file exporter)
 #   install-tools.sh --node "22 24"   also the pinned Node.js builds of these lines (CI)
 #   install-tools.sh --no-base ...    skip the local stack's two servers
 set -euo pipefail
@@ -16,21 +18,26 @@ VERSITYGW_VERSION="${ENRICHFLOW_VERSITYGW_VERSION:-v1.7.0}"
 # The newest Temporal server release whose module builds with Go 1.26.8 (later ones need 1.26.10).
 # docker-compose.yml and docs/deployment.md name the same version (test/deploy checks it).
 TEMPORAL_SERVER_VERSION="${ENRICHFLOW_TEMPORAL_SERVER_VERSION:-v1.30.6}"
+# The collector's official builder and the components it builds in, all of one release whose modules
+# resolve from the Go module proxy and build with Go 1.26.8 (they declare go 1.26.0).
+OTELCOL_VERSION="${ENRICHFLOW_OTELCOL_VERSION:-v0.165.0}"
 CACHE_ROOT="${ENRICHFLOW_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/enrichflow/tools}"
 
 base=1
 cluster=0
+otelcol=0
 node_lines=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --cluster) cluster=1 ;;
+    --cluster) cluster=1 otelcol=1 ;;
+    --otelcol) otelcol=1 ;;
     --no-base) base=0 ;;
     --node)
       node_lines="$2"
       shift
       ;;
     *)
-      echo "usage: install-tools.sh [--cluster] [--no-base] [--node \"22 24 26\"]" >&2
+      echo "usage: install-tools.sh [--cluster] [--otelcol] [--no-base] [--node \"22 24 26\"]" >&2
       exit 2
       ;;
   esac
@@ -91,6 +98,52 @@ MSG
   log "$name $version: built in $((SECONDS - started)) s -> $bin"
 }
 
+# install_otelcol VERSION
+# An OpenTelemetry Collector with the OTLP receiver and the file exporter, built by the collector's own
+# builder (ocb) at VERSION from a manifest written here; cached like the other tools.
+install_otelcol() {
+  local version="$1"
+  local given="${ENRICHFLOW_OTELCOL_BIN:-}"
+  if [[ -n "$given" ]]; then
+    if [[ -x "$given" ]]; then log "otelcol: using ENRICHFLOW_OTELCOL_BIN=$given"; return 0; fi
+    log "otelcol: ENRICHFLOW_OTELCOL_BIN=$given is not an executable file"; return 1
+  fi
+  local dir="$CACHE_ROOT/otelcol/$version"
+  local bin="$dir/otelcol"
+  if [[ -x "$bin" ]]; then log "otelcol $version: cached at $bin"; return 0; fi
+  if ! command -v go >/dev/null 2>&1; then
+    cat >&2 <<MSG
+[install-tools] otelcol $version (OpenTelemetry Collector) is needed and Go is not installed, so it
+  cannot be built here. Either install Go (https://go.dev/dl/) and run this script again, or download
+  a release of otelcol-contrib $version and point ENRICHFLOW_OTELCOL_BIN at it.
+MSG
+    return 1
+  fi
+  log "otelcol $version: building with the collector builder (first run only)"
+  local started=$SECONDS scratch="$dir.build"
+  rm -rf "$scratch"
+  mkdir -p "$scratch/bin"
+  GOBIN="$scratch/bin" GOFLAGS="${GOFLAGS:--buildvcs=false}" go install "go.opentelemetry.io/collector/cmd/builder@$version"
+  cat >"$scratch/manifest.yaml" <<YAML
+dist:
+  name: otelcol
+  description: OpenTelemetry Collector for enrichflow's cluster test (OTLP in, JSON files out)
+  output_path: $scratch/out
+receivers:
+  - gomod: go.opentelemetry.io/collector/receiver/otlpreceiver $version
+exporters:
+  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter $version
+YAML
+  # -e (taken by the builder's `go mod tidy`): go on when a module only the components' own tests import
+  # is missing (some of contrib's test modules are not on the module proxy); the build does not need them.
+  # GOTOOLCHAIN=local: a module that wants a newer Go fails the build instead of fetching a toolchain.
+  GOTOOLCHAIN=local GOFLAGS="-e -buildvcs=false" "$scratch/bin/builder" --config "$scratch/manifest.yaml" >&2
+  mkdir -p "$dir"
+  mv "$scratch/out/otelcol" "$bin"
+  rm -rf "$scratch"
+  log "otelcol $version: built in $((SECONDS - started)) s -> $bin"
+}
+
 mkdir -p "$CACHE_ROOT"
 started=$SECONDS
 rc=0
@@ -109,6 +162,10 @@ if [[ $cluster -eq 1 ]]; then
   install_one temporal-server go.temporal.io/server "$TEMPORAL_SERVER_VERSION" ENRICHFLOW_TEMPORAL_SERVER_BIN \
     go.temporal.io/server/cmd/server=temporal-server \
     go.temporal.io/server/cmd/tools/sql=temporal-sql-tool &
+  pids+=($!)
+fi
+if [[ $otelcol -eq 1 ]]; then
+  install_otelcol "$OTELCOL_VERSION" &
   pids+=($!)
 fi
 for pid in "${pids[@]}"; do wait "$pid" || rc=1; done

@@ -4,6 +4,7 @@
 // a span per Data Service call and per object-store transfer, puts the run id on every span, and exports
 // over OTLP/HTTP as the standard OTEL_EXPORTER_OTLP_* variables say.
 import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
 import {
   SpanKind,
   SpanStatusCode,
@@ -148,7 +149,9 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   started ??= (async () => {
     const exporter = await otlpExporter(env);
     const resource = Resource.default()
-      .merge(new Resource({ 'service.name': serviceName }))
+      .merge(
+        new Resource({ 'service.name': serviceName, 'service.instance.id': `${hostname()}:${process.pid}` }),
+      )
       .merge(envDetectorSync.detect());
     const processor = new RunIdSpanProcessor(new BatchSpanProcessor(exporter));
     const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });

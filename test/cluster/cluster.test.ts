@@ -4,7 +4,8 @@
 // webhook receiver, each a process of its own. A 20,000-row run with match and three datasets loses a
 // worker to SIGKILL and sees the Temporal server restart, and still writes the same tables as the same
 // run on one worker against the dev server; the three workers together stay within the rate budget.
-// Schedules, a search export and webhook events run on the cluster too.
+// Schedules, a search export and webhook events run on the cluster too. Every process is traced into an
+// OpenTelemetry Collector (OTLP in, file out), and the cluster run's trace is checked from its file.
 //   npm run test:cluster        (needs `bash scripts/install-tools.sh --cluster` and PostgreSQL)
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
@@ -20,6 +21,7 @@ import type { ManagedProcess } from '../../stack/process.js';
 import { startTemporalDevServer, type TemporalDevServer } from '../../stack/temporal.js';
 import { startTemporalServer, type TemporalServer } from '../../stack/temporal-server.js';
 import { startS3Server, type S3Server } from '../../stack/versitygw.js';
+import { readCollectorFile, startCollector, type Collector, type OtlpSpan } from '../../stack/otelcol.js';
 import {
   COMPILED,
   enrichflow,
@@ -61,6 +63,7 @@ let work: string;
 let pg: PostgresCluster | undefined;
 let server: TemporalServer | undefined;
 let s3: S3Server | undefined;
+let collector: Collector | undefined;
 let s3Client: S3Client;
 let sandbox: ManagedProcess | undefined;
 let sandboxUrl: string;
@@ -177,7 +180,11 @@ describe.skipIf(!enabled)('cluster: PostgreSQL-backed Temporal server, three wor
 
     s3 = await startS3Server({ dataDir: path.join(work, 's3'), bucket: 'enrichflow' });
     s3Client = s3.client();
+    collector = await startCollector({ dataDir: path.join(work, 'otelcol') });
     baseEnv = {
+      // Workers, the CLI and the receiver trace into the collector (OTLP/HTTP, protobuf).
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '1000',
       ENRICHFLOW_TEMPORAL_NAMESPACE: NAMESPACE,
       ENRICHFLOW_TASK_QUEUE: 'enrichflow',
       ENRICHFLOW_API_TASK_QUEUE: 'enrichflow-api',
@@ -321,6 +328,7 @@ describe.skipIf(!enabled)('cluster: PostgreSQL-backed Temporal server, three wor
     await door?.close();
     await client?.connection.close().catch(() => undefined);
     await server?.stop().catch(() => undefined);
+    await collector?.stop().catch(() => undefined);
     await s3?.stop().catch(() => undefined);
     await pg?.destroy().catch(() => undefined);
     console.log(`cluster figures: ${JSON.stringify(figures, null, 2)}`);
@@ -362,7 +370,7 @@ describe.skipIf(!enabled)('cluster: PostgreSQL-backed Temporal server, three wor
       const summary = JSON.parse(stdout) as Summary;
       expect(summary.status).toBe('completed');
       const requests = door!.requests.slice(before);
-      figures.reference = {
+      const facts = {
         runS: seconds(elapsed),
         calls: summary.stages.reduce((sum, s) => sum + s.calls, 0),
         requests: requests.length,
@@ -370,11 +378,12 @@ describe.skipIf(!enabled)('cluster: PostgreSQL-backed Temporal server, three wor
         peakPerMinute: peakInWindow(requests, 60_000),
         tables: Object.fromEntries(summary.tables.map((t) => [t.table, t.rows])),
       };
+      figures.reference = facts;
       // One worker on the dev server: the budget holds exactly (no minute over it, no 429), and the
       // run reports the calls the service received.
-      expect(figures.reference.peakPerMinute).toBeLessThanOrEqual(RATE_PER_MINUTE);
-      expect(figures.reference.status429).toBe(0);
-      expect(figures.reference.calls).toBe(requests.length);
+      expect(facts.peakPerMinute).toBeLessThanOrEqual(RATE_PER_MINUTE);
+      expect(facts.status429).toBe(0);
+      expect(facts.calls).toBe(requests.length);
       reference = { summary, tables: await tablesOf(summary) };
     } finally {
       await worker?.stop(15_000);
@@ -479,6 +488,58 @@ describe.skipIf(!enabled)('cluster: PostgreSQL-backed Temporal server, three wor
         ENRICHFLOW_TEMPORAL_ADDRESS: server!.address,
       });
       expect(listed.stdout).toContain(runId);
+    },
+  );
+
+  test(
+    "the cluster run's trace, from the collector's file: one tree of its workflow, stages, workers' calls",
+    { timeout: 120_000 },
+    async () => {
+      const runId = 'cluster-cluster';
+      let trace: OtlpSpan[] = [];
+      // Workers export every second; the root workflow's span comes once the run has completed.
+      await waitFor(
+        () => {
+          const spans = readCollectorFile(collector!.file);
+          const start = spans.find(
+            (s) => s.name === 'StartWorkflow:enrichRunWorkflow' && s.attributes.temporalWorkflowId === runId,
+          );
+          trace = start ? spans.filter((s) => s.traceId === start.traceId) : [];
+          return Promise.resolve(trace.some((s) => s.name === 'RunWorkflow:enrichRunWorkflow'));
+        },
+        "the run's trace in the collector's file",
+        60_000,
+        500,
+      );
+      // Started by the CLI, run by the workers: all of it carries the run id.
+      expect(trace.find((s) => s.name === 'StartWorkflow:enrichRunWorkflow')?.service).toBe('enrichflow-cli');
+      expect(trace.filter((s) => s.attributes['enrichflow.run_id'] !== runId).map((s) => s.name)).toEqual([]);
+      const stageWorkflows = new Set(
+        trace.filter((s) => s.name === 'RunWorkflow:batchStageWorkflow').map((s) => s.attributes.workflowId),
+      );
+      for (const stage of ['match', ...DATASETS]) expect(stageWorkflows).toContain(`${runId}/${stage}`);
+      const calls = trace.filter((s) => s.name.startsWith('DataService '));
+      const perStage = (stage: string) =>
+        calls.filter((s) =>
+          stage === 'match'
+            ? s.attributes['enrichflow.operation'] === 'matchBusinesses'
+            : s.attributes['enrichflow.dataset'] === stage,
+        ).length;
+      for (const stage of ['match', ...DATASETS]) expect(perStage(stage), stage).toBeGreaterThan(0);
+      // At most one span per request the service received (the SIGKILLed worker's last second is lost).
+      const requests = (figures.cluster as { requests: number }).requests;
+      expect(calls.length).toBeLessThanOrEqual(requests);
+      // The three workers' spans are all in it, the killed one's included.
+      const instances = new Set(calls.map((s) => s.instance));
+      expect(instances.size).toBe(WORKERS);
+      figures.trace = {
+        spans: trace.length,
+        dataServiceSpans: calls.length,
+        requests,
+        perStage: Object.fromEntries(['match', ...DATASETS].map((stage) => [stage, perStage(stage)])),
+        workerInstances: instances.size,
+        collectorFileBytes: readFileSync(collector!.file).length,
+      };
     },
   );
 

@@ -14,6 +14,7 @@ import { validateJobSpec } from '../../jobs/job-spec.js';
 import { silentLogger } from '../../lib/logger.js';
 import type { RunSummary } from '../../pipeline/run-types.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
+import { spansOfExport, type OtlpSpan } from '../../stack/otelcol.js';
 import { createEnrichflowWorkers, workflowsPath, type EnrichflowWorkers } from '../../workers/worker.js';
 import type { Tracing } from '../../workers/tracing.js';
 import {
@@ -27,35 +28,9 @@ import {
 
 const DATASETS = ['firmographics', 'technographics'] as const;
 
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  service: string;
-  attributes: Record<string, string | number | boolean>;
-}
-
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: number | string;
-  boolValue?: boolean;
-  doubleValue?: number;
-}
-type OtlpAttributes = { key: string; value: OtlpValue }[] | undefined;
-
-function attributesOf(list: OtlpAttributes): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
-  for (const { key, value } of list ?? []) {
-    const v = value.stringValue ?? value.boolValue ?? value.doubleValue ?? value.intValue;
-    if (v !== undefined) out[key] = typeof v === 'string' && value.intValue !== undefined ? Number(v) : v;
-  }
-  return out;
-}
-
 /** An OTLP/HTTP receiver (JSON encoding) that keeps every span it is sent. */
-function startReceiver(): Promise<{ server: Server; url: string; spans: ReceivedSpan[] }> {
-  const spans: ReceivedSpan[] = [];
+function startReceiver(): Promise<{ server: Server; url: string; spans: OtlpSpan[] }> {
+  const spans: OtlpSpan[] = [];
   const server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -64,33 +39,7 @@ function startReceiver(): Promise<{ server: Server; url: string; spans: Received
         response.writeHead(404).end();
         return;
       }
-      const payload = JSON.parse(body) as {
-        resourceSpans: {
-          resource?: { attributes?: OtlpAttributes };
-          scopeSpans: {
-            spans: {
-              traceId: string;
-              spanId: string;
-              parentSpanId?: string;
-              name: string;
-              attributes?: OtlpAttributes;
-            }[];
-          }[];
-        }[];
-      };
-      for (const resourceSpans of payload.resourceSpans) {
-        const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name']);
-        for (const scope of resourceSpans.scopeSpans)
-          for (const span of scope.spans)
-            spans.push({
-              traceId: span.traceId,
-              spanId: span.spanId,
-              parentSpanId: span.parentSpanId ?? '',
-              name: span.name,
-              service,
-              attributes: attributesOf(span.attributes),
-            });
-      }
+      spans.push(...spansOfExport(JSON.parse(body)));
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -112,7 +61,7 @@ let service: DataServiceClient;
 let client: Client;
 let runId: string;
 let summary: RunSummary;
-let trace: ReceivedSpan[];
+let trace: OtlpSpan[];
 
 const RUN_ID = 'enrichflow.run_id';
 
