@@ -1,8 +1,6 @@
 // What the export tests share: a sandbox world of their own (small, so a lowered offset cap makes the
 // planner split), a counting proxy in front of it that records every call's body, and the truth read
 // straight from the sandbox's database.
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -12,6 +10,7 @@ import type { ExportSpec } from '../../jobs/export-spec.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/serve.js';
 import type { ExportPlanResult, ExportSummary } from '../../pipeline/export-types.js';
 import { ADMIN_KEY, API_KEY } from '../support/pipeline-harness.js';
+import { startSandboxDoor, type DoorRequest, type SandboxDoor } from '../support/sandbox-door.js';
 
 /** 2,000 businesses and 10,000 prospects: a few thousand per company size, so a cap of 1,000 splits. */
 export async function startExportSandbox(name: string): Promise<RunningSandbox> {
@@ -37,73 +36,13 @@ export async function prospectIds(sandbox: RunningSandbox, where: string): Promi
   return rows.map((r) => String(r.id));
 }
 
-export interface RecordedCall {
-  method: string;
-  path: string;
-  body: Record<string, unknown> | undefined;
-}
-
-export interface CountingProxy {
-  url: string;
-  calls: RecordedCall[];
-  close(): Promise<void>;
-}
-
-async function readBody(request: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+/** The sandbox door (test/support/sandbox-door.ts), its requests also as `calls`. */
+export type CountingProxy = SandboxDoor & { calls: DoorRequest[] };
 
 /** An HTTP proxy that forwards to `target` and records every request, to count the calls a run made. */
 export async function startCountingProxy(target: string): Promise<CountingProxy> {
-  const calls: RecordedCall[] = [];
-  const server = createServer((request, response) => {
-    void (async () => {
-      const body = await readBody(request);
-      let parsed: Record<string, unknown> | undefined;
-      try {
-        parsed = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      calls.push({ method: request.method ?? 'GET', path: request.url ?? '/', body: parsed });
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(request.headers)) {
-        if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
-          headers[name] = value;
-      }
-      try {
-        const upstream = await fetch(`${target}${request.url ?? '/'}`, {
-          method: request.method ?? 'GET',
-          headers,
-          ...(body.length ? { body } : {}),
-        });
-        const out: Record<string, string> = {};
-        upstream.headers.forEach((value, name) => {
-          if (name !== 'content-encoding' && name !== 'transfer-encoding' && name !== 'connection')
-            out[name] = value;
-        });
-        const bytes = Buffer.from(await upstream.arrayBuffer());
-        out['content-length'] = String(bytes.length);
-        response.writeHead(upstream.status, out);
-        response.end(bytes);
-      } catch {
-        response.writeHead(502).end();
-      }
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const door = await startSandboxDoor(target);
+  return Object.assign(door, { calls: door.requests });
 }
 
 /** Starts an export and waits for its result. */

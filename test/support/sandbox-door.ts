@@ -7,6 +7,8 @@ export interface DoorRequest {
   at: number;
   method: string;
   path: string;
+  /** The request's JSON body, when it had one. */
+  body: Record<string, unknown> | undefined;
   status: number;
 }
 
@@ -37,10 +39,17 @@ export async function startSandboxDoor(target: string): Promise<SandboxDoor> {
         if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
           headers[name] = value;
       }
+      let parsed: Record<string, unknown> | undefined;
+      try {
+        parsed = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : undefined;
+      } catch {
+        parsed = undefined;
+      }
       const record: DoorRequest = {
         at,
         method: request.method ?? 'GET',
         path: request.url ?? '/',
+        body: parsed,
         status: 0,
       };
       requests.push(record);
