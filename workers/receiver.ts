@@ -9,6 +9,7 @@ import { silentLogger } from '../lib/logger.js';
 import { storeResolverFor } from './worker.js';
 import { installTemporalRuntime } from './runtime.js';
 import { connectWorkerConnection } from './temporal-connection.js';
+import { tracingRequested } from './tracing-config.js';
 import { DEFAULT_SINK_WINDOW, type SinkWindowSettings } from '../pipeline/events-types.js';
 import { EventHandoff } from '../events/handoff.js';
 import { startWebhookReceiver, type RunningReceiver } from '../events/receiver.js';
@@ -72,7 +73,11 @@ async function nativeClient(config: EnrichflowConfig, logger: Logger): Promise<C
     // The host process installed the runtime already (a test or an embedding program): use it.
   }
   const connection = await connectWorkerConnection(config.temporal);
-  return new Client({ connection, namespace: config.temporal.namespace });
+  if (!tracingRequested()) return new Client({ connection, namespace: config.temporal.namespace });
+  // With an OTLP endpoint set, the signals that hand events to their workflows are traced too.
+  const { startTracing, clientInterceptors } = await import('./tracing.js');
+  await startTracing('enrichflow-receiver');
+  return new Client({ connection, namespace: config.temporal.namespace, interceptors: clientInterceptors() });
 }
 
 export async function startEventsReceiver(options: EventsReceiverOptions): Promise<EventsReceiver> {
