@@ -14,7 +14,9 @@ import { jobNameOf, toRunInput, type JobSpec } from '../jobs/job-spec.js';
 import { computeRunKey, runIdOf } from '../jobs/run-key.js';
 import { storeResolverFor } from '../workers/worker.js';
 import type { EnrichRunWorkflowInput } from '../workflows/enrich-run.js';
-import type { RunSummary } from '../pipeline/run-types.js';
+import type { BatchFailure, RunSummary } from '../pipeline/run-types.js';
+import { describeBatch } from '../pipeline/batch-queue.js';
+import { RunFiles } from '../storage/run-files.js';
 import { verbose } from './errors.js';
 import {
   EXIT,
@@ -137,6 +139,30 @@ export function exitOnInterrupt(out: NodeJS.WritableStream, runId: () => string 
   return () => process.removeListener('SIGINT', onInterrupt);
 }
 
+/**
+ * The first recorded batch failure of a run completed with failures, as one line: its stage, batch
+ * and the error the service gave (the failures table has them all).
+ */
+export async function firstFailure(
+  config: EnrichflowConfig,
+  summary: RunSummary,
+): Promise<string | undefined> {
+  const key = summary.stages?.flatMap((s) => s.failureFiles ?? [])[0];
+  if (!key || !summary.request) return undefined;
+  try {
+    const files = RunFiles.open(storeResolverFor(config), {
+      runId: summary.runId,
+      output: summary.request.output,
+    });
+    const record = await files.getJson<{ stage: string; failures: BatchFailure[] }>(key);
+    const first = record.failures[0];
+    if (!first) return undefined;
+    return `  first failure: ${record.stage} batch ${describeBatch(first.batch)}, after ${first.attempts} attempt${first.attempts === 1 ? '' : 's'}: ${first.errorType}: ${first.message.split('\n')[0]}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a followed run came to, as `--json` prints it when the run has no summary. */
 export interface RunOutcome {
   runId: string;
@@ -155,12 +181,15 @@ export interface RunOutcome {
 export async function followAndReport(
   client: Client,
   runId: string,
-  options: { json: boolean; progress: NodeJS.WriteStream },
+  options: { json: boolean; progress: NodeJS.WriteStream; config: EnrichflowConfig },
 ): Promise<void> {
   try {
     const summary = await followRun(client, runId, { out: options.progress });
+    const failure = options.json ? undefined : await firstFailure(options.config, summary);
     process.stdout.write(
-      options.json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatSummary(summary)}\n`,
+      options.json
+        ? `${JSON.stringify(summary, null, 2)}\n`
+        : `${formatSummary(summary)}\n${failure ? `${failure}\n` : ''}`,
     );
     process.exitCode = exitCodeOfStatus(summary.status);
   } catch (error) {

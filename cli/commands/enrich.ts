@@ -58,7 +58,7 @@ async function launch(spec: JobSpec, flags: RunFlags): Promise<void> {
       process.stdout.write(flags.json ? `${JSON.stringify({ runId })}\n` : `${runId}\n`);
       return;
     }
-    await followAndReport(client, runId, { json: flags.json, progress: process.stderr });
+    await followAndReport(client, runId, { json: flags.json, progress: process.stderr, config });
   } finally {
     dispose();
     await client.connection.close();

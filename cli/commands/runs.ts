@@ -20,7 +20,7 @@ import {
 import { connectClient } from '../../workers/temporal-connection.js';
 import { UsageError } from '../errors.js';
 import { renderSnapshot, snapshotRun } from '../progress.js';
-import { followAndReport, followRun, formatSummary, RunPausedError } from '../start-run.js';
+import { firstFailure, followAndReport, followRun, formatSummary, RunPausedError } from '../start-run.js';
 import { EXIT, exitCodeOfStatus, explainFailure, formatRunFailure, nextStep } from '../failures.js';
 import { followExport, formatExportSummary, isExportSummary, retryExport } from '../export-run.js';
 import { retryRunWorkflow } from '../../workflows/index.js';
@@ -103,6 +103,9 @@ async function showRun(
     };
   }
   const summary = (await handle.result()) as { status: string; runId?: string };
+  const failure = isExportSummary(summary)
+    ? undefined
+    : await firstFailure(loadConfig(), summary as unknown as RunSummary);
   const next =
     summary.status === 'completed'
       ? undefined
@@ -111,7 +114,7 @@ async function showRun(
         : `enrichflow runs retry ${runId}`;
   return {
     json: { ...summary, runId: summary.runId ?? runId, status: summary.status, ...(next ? { next } : {}) },
-    text: summaryText(summary),
+    text: `${summaryText(summary)}${failure ? `\n${failure}` : ''}`,
   };
 }
 
@@ -343,7 +346,7 @@ export function registerRetryCommand(runs: Command): void {
           process.stdout.write(`${retryId}\n`);
           return;
         }
-        await followAndReport(client, retryId, { json: false, progress: process.stderr });
+        await followAndReport(client, retryId, { json: false, progress: process.stderr, config });
       });
     });
 }

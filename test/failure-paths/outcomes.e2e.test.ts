@@ -143,7 +143,15 @@ describe('exit codes and what is printed', () => {
       expect(ran.code, ran.stderr).toBe(1);
       expect(ran.stdout).toContain('completed with failures');
       expect(ran.stdout).toContain('re-run them with: enrichflow runs retry');
+      // Where and why, in one line: the stage, the batch and the service's answer.
+      expect(ran.stdout).toMatch(
+        /first failure: firmographics batch c\d+-b\d+, after 1 attempt: ServerError: /,
+      );
       const runId = /started run (\S+)/.exec(ran.stderr)![1]!;
+      const text = await cli('runs', 'show', runId);
+      expect(text.stdout).toMatch(
+        /first failure: firmographics batch c\d+-b\d+, after 1 attempt: ServerError: /,
+      );
       const shown = await show(runId);
       expect(shown.code).toBe(1);
       expect(shown.json).toMatchObject({
