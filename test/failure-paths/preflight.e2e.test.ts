@@ -156,6 +156,45 @@ describe('bad inputs: every format, refused before anything starts, in the dry r
   });
 });
 
+test('`schedule create`: a missing input is refused unless --input-later names it a drop location', async () => {
+  const id = `preflight-later-${Math.random().toString(36).slice(2, 7)}`;
+  const missing = path.join(dir, 'drop', 'tomorrow.csv');
+  const job = file(
+    `${id}.yaml`,
+    stringify({
+      job_name: id,
+      input: { location: missing },
+      datasets: ['firmographics'],
+      output: s3Location(id),
+    }),
+  );
+  expectRefused(
+    await cli('schedule', 'create', job, '--every', '1d', '--paused'),
+    'tomorrow.csv: no such file; if runs will find it there later, pass --input-later',
+  );
+  const created = await cli('schedule', 'create', job, '--every', '1d', '--paused', '--input-later');
+  try {
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain(`note: ${missing} is not there yet; runs fail until it is`);
+  } finally {
+    await client.schedule.getHandle(id).delete();
+  }
+  // The output is still checked.
+  const blocked = file(
+    `${id}-blocked.yaml`,
+    stringify({
+      job_name: `${id}-b`,
+      input: { location: missing },
+      datasets: ['firmographics'],
+      output: `${file(`${id}-file`, 'x')}/out/`,
+    }),
+  );
+  expectRefused(
+    await cli('schedule', 'create', blocked, '--every', '1d', '--input-later'),
+    'is a file, not a folder (ENOTDIR)',
+  );
+});
+
 describe('outputs that cannot be written: named for what they are', () => {
   let input: string;
   beforeAll(() => {
