@@ -66,7 +66,8 @@ export async function startRun(client: Client, config: EnrichflowConfig, spec: J
     await client.workflow.start(enrichRunWorkflow, {
       workflowId: runId,
       taskQueue: config.temporal.taskQueue,
-      args: [input],
+      // A new attempt of a failed or cancelled run takes the batches its earlier attempts finished.
+      args: [previous ? { ...input, reuseResults: true } : input],
       // Should two starts race, the second joins the first instead of duplicating it; a completed
       // run is never run again under its id, one that failed or was cancelled is (a new attempt).
       workflowIdConflictPolicy: 'USE_EXISTING',

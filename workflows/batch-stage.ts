@@ -80,6 +80,8 @@ export interface BatchStageInput {
   resumeTo?: number;
   /** Calls this stage may make; past it no batch starts and the stage returns what it left. */
   budget?: number;
+  /** Take a batch's results from an earlier attempt of the run when it wrote them (a restarted run). */
+  reuseResults?: boolean;
   /** State carried across continue-as-new. */
   carry?: StageCarry;
 }
@@ -207,6 +209,7 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
       batch: ref,
       parameters: input.parameters,
       ...(plan.idPlan ? { idPlan: plan.idPlan } : {}),
+      ...(input.reuseResults ? { reuse: true } : {}),
     })
       .then(onSuccess, (error: unknown) => onFailure(ref, error))
       .finally(() => {

@@ -44,6 +44,11 @@ export const runProgressQuery = defineQuery<RunProgress>(QUERY_PROGRESS);
 export interface EnrichRunWorkflowInput extends EnrichRunInput {
   /** Task queue of the API activities (where the shared rate budget is enforced). */
   apiTaskQueue: string;
+  /**
+   * A new attempt of a run that failed or was cancelled: batches whose results an earlier attempt
+   * wrote are taken from them instead of being called again (the same run id plans the same batches).
+   */
+  reuseResults?: boolean;
 }
 
 export interface RetryRunWorkflowInput {
@@ -81,7 +86,12 @@ function budgetAfter(budget: number | undefined, stage: StageResult): number | u
 }
 
 /** Progress state and stage execution shared by a run and its retries. */
-function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: string) {
+function createRunTracker(
+  runId: string,
+  request: EnrichRunInput,
+  apiTaskQueue: string,
+  reuseResults = false,
+) {
   const { workflowId } = workflowInfo();
   const state: RunProgress = { runId, stage: 'planning', children: {}, stages: {}, startedAt: Date.now() };
   setHandler(runProgressQuery, () => state);
@@ -132,6 +142,7 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
           ...(resumeFrom !== undefined ? { resumeFrom } : {}),
           ...(resumeTo !== undefined ? { resumeTo } : {}),
           ...(budget !== undefined ? { budget } : {}),
+          ...(reuseResults ? { reuseResults } : {}),
         },
       ],
     });
@@ -224,9 +235,9 @@ function createRunTracker(runId: string, request: EnrichRunInput, apiTaskQueue: 
 }
 
 export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<RunSummary> {
-  const { apiTaskQueue, ...request } = input;
+  const { apiTaskQueue, reuseResults, ...request } = input;
   const runId = workflowInfo().workflowId;
-  const tracker = createRunTracker(runId, request, apiTaskQueue);
+  const tracker = createRunTracker(runId, request, apiTaskQueue, reuseResults);
   const { state, run } = tracker;
   const startedAt = new Date().toISOString();
   try {

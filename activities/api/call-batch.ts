@@ -24,6 +24,7 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
       batch,
       parameters,
       idPlan,
+      reuse,
     }: {
       run: RunLocation;
       stage: StageName;
@@ -31,8 +32,14 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
       parameters?: Record<string, unknown>;
       /** The stage's own plan files, when it has them (incremental runs). */
       idPlan?: string;
+      /** Take the batch's result file when an earlier attempt of the run wrote it (no call). */
+      reuse?: boolean;
     }): Promise<BatchOutcome> => {
       const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
+      if (reuse) {
+        const earlier = await reusedOutcome(files, runLayout.result(stage, batch), stage);
+        if (earlier) return earlier;
+      }
       if (stage === 'match') {
         const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
         const items = keys.map(({ key_id: _id, ...fields }) =>
@@ -95,4 +102,30 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
       return { records: lines.length, misses: misses.length, calls: requestsSent() };
     },
   };
+}
+
+/**
+ * The outcome of a batch an earlier attempt of the run completed, from its result file (written whole,
+ * so one that exists is complete); undefined when there is none. No call is made, so none is counted.
+ */
+async function reusedOutcome(
+  files: RunFiles,
+  key: string,
+  stage: StageName,
+): Promise<BatchOutcome | undefined> {
+  const stored = files.key(key);
+  const signal = cancellationSignal();
+  if (!(await files.store.exists(stored, { signal }))) return undefined;
+  const text = (await files.store.getBytes(stored, { signal })).toString('utf8');
+  let records = 0;
+  let misses = 0;
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const row = JSON.parse(line) as { business_id?: string | null; data?: unknown };
+    const found =
+      stage === 'match' ? row.business_id !== null && row.business_id !== undefined : row.data !== null;
+    if (found) records += 1;
+    else misses += 1;
+  }
+  return { records, misses, calls: 0 };
 }
