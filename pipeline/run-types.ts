@@ -3,12 +3,58 @@
 // never input rows, records, or secrets.
 import type { BulkDataset } from '../contract/datasets.js';
 
-/** A dataset a run can produce: the twelve bulk datasets, plus hierarchies (one call per id). */
+/**
+ * The prospect datasets a people run can produce, enriched by `prospect_id` (`network_posts` of
+ * people is not among them yet: its name is the business dataset's).
+ */
+export const PEOPLE_DATASETS = ['profiles', 'contacts_information'] as const;
+export type PeopleDataset = (typeof PEOPLE_DATASETS)[number];
+
+export function isPeopleDataset(value: string): value is PeopleDataset {
+  return (PEOPLE_DATASETS as readonly string[]).includes(value);
+}
+
+/**
+ * The entity a run plans its input as: as given, else what its datasets enrich (a company list with a
+ * contact email column stays a company list); undefined leaves it to the columns.
+ */
+export function runEntity(
+  given: InputEntity | undefined,
+  datasets: readonly string[],
+): InputEntity | undefined {
+  if (given) return given;
+  if (datasets.length === 0) return undefined;
+  return datasets.some(isPeopleDataset) ? 'prospects' : 'businesses';
+}
+
+/**
+ * A dataset a run can produce: the twelve bulk datasets, plus hierarchies (one call per id).
+ */
 export type EnrichDataset = BulkDataset | 'company_hierarchies';
 
 /** The match fields of a business input row (issue 4: name, domain, url, network_url). */
 export const MATCH_FIELDS = ['name', 'domain', 'url', 'network_url'] as const;
 export type MatchField = (typeof MATCH_FIELDS)[number];
+
+/**
+ * The match fields of a people input row (issue 15): a work or personal email, a phone number, a
+ * network profile address, or a full name with its company name.
+ */
+export const PROSPECT_MATCH_FIELDS = [
+  'full_name',
+  'company_name',
+  'email',
+  'phone_number',
+  'network',
+] as const;
+export type ProspectMatchField = (typeof PROSPECT_MATCH_FIELDS)[number];
+
+/** What the rows of an input are: companies (the default) or people. */
+export type InputEntity = 'businesses' | 'prospects';
+export const INPUT_ENTITIES: readonly InputEntity[] = ['businesses', 'prospects'];
+
+/** A field an input column can be mapped to (`--map field=column`). */
+export type InputField = MatchField | 'business_id' | ProspectMatchField | 'prospect_id';
 
 export interface InputSpec {
   /** `s3://bucket/key`, a local path, or a `file://` URL. */
@@ -18,7 +64,9 @@ export interface InputSpec {
   /** CSV delimiter; sniffed when omitted. */
   delimiter?: string;
   /** Explicit column for a field, overriding the built-in aliases (`company`, `website`, …). */
-  columns?: Partial<Record<MatchField | 'business_id', string>>;
+  columns?: Partial<Record<InputField, string>>;
+  /** Companies or people; recognised from the columns when omitted. */
+  entity?: InputEntity;
 }
 
 export interface EnrichRunInput {
@@ -162,8 +210,10 @@ export interface PlanSummary {
   rejectedRows: number;
   /** Distinct match keys (or distinct provided business ids). */
   uniqueKeys: number;
-  /** True when the input carried `business_id` and matching was skipped. */
+  /** True when the input carried `business_id` (`prospect_id`) and matching was skipped. */
   idsProvided: boolean;
+  /** Present for people lists: their rows are matched to prospects. */
+  entity?: 'prospects';
   match?: StagePlan;
 }
 

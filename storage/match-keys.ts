@@ -2,13 +2,22 @@
 // and each value normalised as the service compares it, or the reason the row cannot be matched.
 // Pure functions over strings; the planning pass (`plan-input.ts`) calls them once per row.
 import { detectInputFormat, InputFileError, type InputFormat } from './input/index.js';
-import { MATCH_FIELDS, type InputSpec, type MatchField } from '../pipeline/run-types.js';
+import {
+  MATCH_FIELDS,
+  PROSPECT_MATCH_FIELDS,
+  type InputEntity,
+  type InputField,
+  type InputSpec,
+  type MatchField,
+  type ProspectMatchField,
+} from '../pipeline/run-types.js';
 import { MAX_NAME_LENGTH } from '../contract/limits.js';
 
-type InputField = MatchField | 'business_id';
+type BusinessField = MatchField | 'business_id';
+type PeopleField = ProspectMatchField | 'prospect_id';
 
 /** Column names recognised for each field, compared after lower-casing and dropping spaces, `_` and `-`. */
-export const COLUMN_ALIASES: Record<InputField, string[]> = {
+export const COLUMN_ALIASES: Record<BusinessField, string[]> = {
   name: [
     'name',
     'company',
@@ -35,6 +44,73 @@ export const COLUMN_ALIASES: Record<InputField, string[]> = {
   business_id: ['businessid'],
 };
 
+/** Column names recognised for each field of a people list (same comparison). */
+export const PROSPECT_COLUMN_ALIASES: Record<PeopleField, string[]> = {
+  full_name: ['fullname', 'name', 'personname', 'contactname', 'prospectname', 'person', 'contact'],
+  company_name: [
+    'companyname',
+    'company',
+    'employer',
+    'employername',
+    'organization',
+    'organisation',
+    'account',
+    'accountname',
+    'businessname',
+  ],
+  email: [
+    'email',
+    'emailaddress',
+    'workemail',
+    'businessemail',
+    'professionalemail',
+    'personalemail',
+    'mail',
+  ],
+  phone_number: [
+    'phonenumber',
+    'phone',
+    'mobile',
+    'mobilephone',
+    'mobilenumber',
+    'cellphone',
+    'telephone',
+    'tel',
+    'workphone',
+    'directphone',
+  ],
+  network: [
+    'network',
+    'networkurl',
+    'networkprofile',
+    'profile',
+    'profileurl',
+    'profileaddress',
+    'linkedin',
+    'linkedinurl',
+    'linkedinprofile',
+    'linkedinprofileurl',
+    'personlinkedinurl',
+  ],
+  prospect_id: ['prospectid'],
+};
+
+/**
+ * Columns that say an input lists people when no entity is given: an email, a full name or prospect
+ * ids, or a phone in a file with no company match column (a company export may carry a switchboard).
+ * (`name` alone stays a company name.)
+ */
+function recognisedEntity(columns: string[], explicit: InputSpec['columns'] = {}): InputEntity {
+  const fields = Object.keys(explicit);
+  if (fields.some((f) => f in PROSPECT_COLUMN_ALIASES)) return 'prospects';
+  if (fields.some((f) => f in COLUMN_ALIASES)) return 'businesses';
+  const has = (aliases: string[]) => columns.some((c) => aliases.includes(squash(c)));
+  const { full_name, email, phone_number, prospect_id } = PROSPECT_COLUMN_ALIASES;
+  if (has(email) || has(prospect_id) || has(full_name.filter((a) => a !== 'name'))) return 'prospects';
+  const companyColumn = MATCH_FIELDS.some((f) => has(COLUMN_ALIASES[f])) || has(COLUMN_ALIASES.business_id);
+  return has(phone_number) && !companyColumn ? 'prospects' : 'businesses';
+}
+
 const squash = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
 
 /** The format of an input: given, or from its extension; fails before any work when neither says. */
@@ -53,14 +129,30 @@ export function detectFormat(location: string, explicit?: InputFormat): InputFor
 export interface ColumnMapping {
   fields: Partial<Record<InputField, string>>;
   columns: string[];
+  /** Absent for companies (as mappings were before people lists). */
+  entity?: 'prospects';
 }
 
+/**
+ * Which column holds each field, by name or as given (`--map`); the entity as given or recognised from
+ * the columns. Fails when no column is usable.
+ */
 export function mapColumns(
   location: string,
   columns: string[],
   explicit: InputSpec['columns'] = {},
+  entity: InputEntity = recognisedEntity(columns, explicit),
 ): ColumnMapping {
+  if (entity === 'prospects') return mapProspectColumns(location, columns, explicit);
   const fields: Partial<Record<InputField, string>> = {};
+  for (const field of Object.keys(explicit)) {
+    if (!(field in COLUMN_ALIASES))
+      throw new InputFileError(
+        'UNKNOWN_COLUMN',
+        location,
+        `--map ${field}= is a field of people lists; this input is a company list (fields: ${Object.keys(COLUMN_ALIASES).join(', ')}); pass --entity prospects for a list of people`,
+      );
+  }
   for (const [field, column] of Object.entries(explicit) as [InputField, string][]) {
     if (!columns.includes(column)) {
       throw new InputFileError(
@@ -71,7 +163,7 @@ export function mapColumns(
     }
     fields[field] = column;
   }
-  for (const field of [...MATCH_FIELDS, 'business_id'] as InputField[]) {
+  for (const field of [...MATCH_FIELDS, 'business_id'] as BusinessField[]) {
     if (fields[field]) continue;
     const found = columns.find((c) => COLUMN_ALIASES[field].includes(squash(c)));
     if (found) fields[field] = found;
@@ -85,6 +177,54 @@ export function mapColumns(
     );
   }
   return { fields, columns };
+}
+
+function mapProspectColumns(
+  location: string,
+  columns: string[],
+  explicit: InputSpec['columns'] = {},
+): ColumnMapping {
+  const fields: Partial<Record<InputField, string>> = {};
+  const known = Object.keys(PROSPECT_COLUMN_ALIASES);
+  for (const [field, column] of Object.entries(explicit) as [InputField, string][]) {
+    if (!known.includes(field))
+      throw new InputFileError(
+        'UNKNOWN_COLUMN',
+        location,
+        `--map ${field}= is not a field of people lists; expected one of ${known.join(', ')}`,
+      );
+    if (!columns.includes(column)) {
+      throw new InputFileError(
+        'UNKNOWN_COLUMN',
+        location,
+        `column "${column}" given for ${field} is not in the file (columns: ${columns.join(', ')})`,
+      );
+    }
+    fields[field] = column;
+  }
+  const taken = new Set(Object.values(fields));
+  for (const field of [...PROSPECT_MATCH_FIELDS, 'prospect_id'] as PeopleField[]) {
+    if (fields[field]) continue;
+    // Aliases in order of preference (`full_name` before `name`), a column serving one field only.
+    for (const alias of PROSPECT_COLUMN_ALIASES[field]) {
+      const found = columns.find((c) => !taken.has(c) && squash(c) === alias);
+      if (found) {
+        fields[field] = found;
+        taken.add(found);
+        break;
+      }
+    }
+  }
+  // A company name alone identifies nobody.
+  if (!fields.prospect_id && PROSPECT_MATCH_FIELDS.every((f) => f === 'company_name' || !fields[f])) {
+    throw new InputFileError(
+      'NO_USABLE_COLUMN',
+      location,
+      'no usable column for a list of people; expected prospect_id or one of email, phone_number, network, ' +
+        `full_name with company_name (or aliases such as work_email, phone, linkedin_url), found: ${columns.join(', ') || '(none)'}`,
+    );
+  }
+  return { fields, columns, entity: 'prospects' };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -238,5 +378,106 @@ export function dedupKeyOf(key: MatchKey): string {
     keyText(key.domain) +
     keyText(key.url) +
     keyText(key.network_url)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// People. Reject reasons name the field, never its value: emails, phones and names are personal data,
+// and a reason travels further than the output's tables (the record column keeps the row itself).
+
+export const PROSPECT_ID = /^[a-f0-9]{40}$/;
+
+export interface ProspectKey {
+  full_name: string | null;
+  company_name: string | null;
+  email: string | null;
+  phone_number: string | null;
+  network: string | null;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
+/** E.164: a country code and the national number, at most 15 digits; fewer than 8 is no full number. */
+const MIN_PHONE_DIGITS = 8;
+const MAX_PHONE_DIGITS = 15;
+
+/**
+ * A phone number as `+` and its digits with the country code: separators dropped, an international
+ * `00` prefix read as `+`. A number written without `+` or `00` is taken to start with its country
+ * code already (the input gives no country to add).
+ */
+export function normalisePhone(phone: string): string | { reject: string } {
+  const compact = phone.replace(/[\s().\-/]+/g, '');
+  const international = compact.startsWith('+')
+    ? compact.slice(1)
+    : compact.startsWith('00')
+      ? compact.slice(2)
+      : compact;
+  // An extension (`x123`, `ext. 12`) is not part of the number the service knows.
+  const digits = international.replace(/(?:ext|x|#).*$/i, '');
+  if (!/^\d+$/.test(digits))
+    return { reject: 'phone_number has characters other than digits and separators' };
+  if (digits.length < MIN_PHONE_DIGITS || digits.length > MAX_PHONE_DIGITS)
+    return {
+      reject: `phone_number has ${digits.length} digits; expected ${MIN_PHONE_DIGITS} to ${MAX_PHONE_DIGITS} with the country code`,
+    };
+  return `+${digits}`;
+}
+
+/** The normalised match fields of a people row's (cleaned) values, or the reason it cannot be matched. */
+export function prospectKeyOf(
+  fullName: string | null,
+  companyName: string | null,
+  email: string | null,
+  phone: string | null,
+  network: string | null,
+): ProspectKey | { reject: string } {
+  if (email === null && phone === null && network === null && fullName === null)
+    return {
+      reject: 'no usable field: email, phone_number, network and full_name are all empty',
+    };
+  const sentName = fullName === null ? null : fullName.replace(WHITESPACE_RUNS, ' ') || null;
+  const sentCompany = companyName === null ? null : companyName.replace(WHITESPACE_RUNS, ' ') || null;
+  for (const [field, value] of [
+    ['full_name', sentName],
+    ['company_name', sentCompany],
+  ] as const) {
+    if (value !== null && value.length > MAX_NAME_LENGTH)
+      return {
+        reject: `${field} is ${value.length} characters long; the service accepts at most ${MAX_NAME_LENGTH}`,
+      };
+  }
+  const sentEmail = email === null ? null : lowerSimple(email);
+  if (sentEmail !== null && !EMAIL.test(sentEmail))
+    return { reject: 'email is not an email address (name@domain)' };
+  const sentPhone = phone === null ? null : normalisePhone(phone);
+  if (sentPhone !== null && typeof sentPhone !== 'string') return sentPhone;
+  const networkLower = network === null ? null : lowerSimple(network);
+  const networkPath = networkLower === null ? null : pathOf(networkLower);
+  if (network !== null && (!isValidHost(hostOf(networkLower!)) || !networkPath!.includes('/')))
+    return { reject: 'network is not a profile address (host/path)' };
+  // The service refuses a full name without a company name (a 422 for the whole batch): a name alone
+  // is no key, and beside another key it is left out.
+  const withCompany = sentName !== null && sentCompany !== null;
+  if (sentEmail === null && sentPhone === null && networkPath === null && !withCompany)
+    return {
+      reject: 'full_name is given without company_name; the service matches a name only with its company',
+    };
+  return {
+    full_name: withCompany ? sentName : null,
+    company_name: sentCompany,
+    email: sentEmail,
+    phone_number: sentPhone,
+    network: networkPath,
+  };
+}
+
+/** The text two people rows share when they are the same key: names compare case-insensitively. */
+export function prospectDedupKeyOf(key: ProspectKey): string {
+  return (
+    keyText(key.email) +
+    keyText(key.phone_number) +
+    keyText(key.network) +
+    keyText(key.full_name === null ? null : lowerSimple(key.full_name)) +
+    keyText(key.company_name === null ? null : lowerSimple(key.company_name))
   );
 }

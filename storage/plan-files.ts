@@ -5,7 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { sqlIdent, sqlString } from './duckdb.js';
-import type { MatchKey } from './match-keys.js';
+import type { MatchKey, ProspectKey } from './match-keys.js';
 
 // eslint-disable-next-line no-control-regex -- the characters JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -141,6 +141,18 @@ export class PlanFiles {
     );
   }
 
+  /** A new people match key, with its id. */
+  addProspectKey(id: number, key: ProspectKey): void {
+    this.keysOut.add(
+      `{"key_id":"${id}","full_name":${jsonOrNull(key.full_name)},"company_name":${jsonOrNull(key.company_name)},"email":${jsonOrNull(key.email)},"phone_number":${jsonOrNull(key.phone_number)},"network":${jsonOrNull(key.network)}}\n`,
+    );
+  }
+
+  /** A new prospect id (already checked to be 40 hexadecimal characters). */
+  addProspectId(prospectId: string): void {
+    this.keysOut.add(`{"prospect_id":"${prospectId}"}\n`);
+  }
+
   /** A new business id (already checked to be 32 hexadecimal characters). */
   addBusinessId(businessId: string): void {
     this.keysOut.add(`{"business_id":"${businessId}"}\n`);
@@ -155,9 +167,14 @@ export class PlanFiles {
   /**
    * Views over the closed files in `connection`: `rows` (row_number, key_id or business_id, input_*
    * columns), `rejects` (row_number, reason, record) and `keys` (key_id and the match fields, or
-   * business_id).
+   * business_id). For people, the prospect match fields and `prospect_id`.
    */
-  async createViews(connection: DuckDBConnection, idsProvided: boolean): Promise<void> {
+  async createViews(
+    connection: DuckDBConnection,
+    idsProvided: boolean,
+    entity: 'businesses' | 'prospects' = 'businesses',
+  ): Promise<void> {
+    const idColumn = entity === 'prospects' ? 'prospect_id' : 'business_id';
     const { rowsOut, rejectsOut, keysOut } = this;
     // Rows and rejects are CSV, not JSON lines: DuckDB's CSV reader streams through a buffer sized to
     // the longest line (~2 MB for most inputs) where its JSON reader holds 32 MB or more.
@@ -174,7 +191,7 @@ export class PlanFiles {
     const inputSelect = this.columns.map((c, i) => `, c${i} AS ${sqlIdent(`input_${c}`)}`).join('');
     await connection.run(
       idsProvided
-        ? `CREATE VIEW rows AS SELECT r AS row_number, b AS business_id${inputSelect}
+        ? `CREATE VIEW rows AS SELECT r AS row_number, b AS ${idColumn}${inputSelect}
              FROM ${csv(rowsOut, { r: 'BIGINT', b: 'VARCHAR', ...inputColumns })}`
         : `CREATE VIEW rows AS SELECT r AS row_number, k AS key_id${inputSelect}
              FROM ${csv(rowsOut, { r: 'BIGINT', k: 'BIGINT', ...inputColumns })}`,
@@ -184,8 +201,10 @@ export class PlanFiles {
          FROM ${csv(rejectsOut, { r: 'BIGINT', reason: 'VARCHAR', record: 'VARCHAR' })}`,
     );
     const keyColumns = idsProvided
-      ? "{business_id: 'VARCHAR'}"
-      : "{key_id: 'BIGINT', name: 'VARCHAR', domain: 'VARCHAR', url: 'VARCHAR', network_url: 'VARCHAR'}";
+      ? `{${idColumn}: 'VARCHAR'}`
+      : entity === 'prospects'
+        ? "{key_id: 'BIGINT', full_name: 'VARCHAR', company_name: 'VARCHAR', email: 'VARCHAR', phone_number: 'VARCHAR', network: 'VARCHAR'}"
+        : "{key_id: 'BIGINT', name: 'VARCHAR', domain: 'VARCHAR', url: 'VARCHAR', network_url: 'VARCHAR'}";
     await connection.run(
       `CREATE VIEW keys AS SELECT * FROM read_json(${sqlString(keysOut.file)}, format = 'newline_delimited',
          columns = ${keyColumns}, maximum_object_size = ${Math.max(16 << 20, keysOut.longest * 3 + 2)})`,

@@ -12,7 +12,7 @@ import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileLocation } from './files.js';
 import { InputFileError, openInputFile } from './input/index.js';
-import { MATCH_FIELDS, type InputSpec } from '../pipeline/run-types.js';
+import { MATCH_FIELDS, PROSPECT_MATCH_FIELDS, type InputSpec } from '../pipeline/run-types.js';
 import { KeyIndex } from './key-index.js';
 import {
   BUSINESS_ID,
@@ -22,6 +22,9 @@ import {
   lowerSimple,
   mapColumns,
   matchKeyOf,
+  PROSPECT_ID,
+  prospectDedupKeyOf,
+  prospectKeyOf,
   type ColumnMapping,
 } from './match-keys.js';
 import { PlanFiles } from './plan-files.js';
@@ -36,10 +39,14 @@ export interface PlannedInput {
   rejectedRows: number;
   uniqueKeys: number;
   idsProvided: boolean;
+  /** Companies, or people (rows matched to prospects). */
+  entity: 'businesses' | 'prospects';
   mapping: ColumnMapping;
   /**
    * The keys, one JSON object a line in key_id order: `{"key_id":"0","name":…,"domain":…,"url":…,
-   * "network_url":…}` (the items of match plan files), or `{"business_id":…}` when ids are provided.
+   * "network_url":…}` (the items of match plan files), or `{"business_id":…}` when ids are provided;
+   * for people `{"key_id":…,"full_name":…,"company_name":…,"email":…,"phone_number":…,"network":…}`
+   * or `{"prospect_id":…}`.
    */
   keysFile: string;
 }
@@ -77,13 +84,19 @@ export async function planInput(
   let mapping: ColumnMapping;
   let idsProvided: boolean;
   try {
-    mapping = mapColumns(spec.location, columns, spec.columns);
+    mapping = mapColumns(spec.location, columns, spec.columns, spec.entity);
     const { fields } = mapping;
-    idsProvided = fields.business_id !== undefined;
-    const idColumn = fields.business_id;
+    const people = mapping.entity === 'prospects';
+    const idColumn = people ? fields.prospect_id : fields.business_id;
+    idsProvided = idColumn !== undefined;
     const [nameColumn, domainColumn, urlColumn, networkColumn] = MATCH_FIELDS.map((f) => fields[f]);
+    const [fullNameColumn, companyColumn, emailColumn, phoneColumn, profileColumn] =
+      PROSPECT_MATCH_FIELDS.map((f) => fields[f]);
     const pick = (values: Record<string, string | null>, column: string | undefined) =>
       column === undefined ? null : cleanValue(values[column]);
+    const idName = people ? 'prospect_id' : 'business_id';
+    const idPattern = people ? PROSPECT_ID : BUSINESS_ID;
+    const idLength = people ? 40 : 32;
 
     let seen = 0;
     for await (const chunk of input.chunks()) {
@@ -104,20 +117,40 @@ export async function planInput(
         rejectMalformedBefore(rowNumber);
         if (idColumn !== undefined) {
           const raw = pick(values, idColumn);
-          const businessId = raw === null ? null : lowerSimple(raw);
-          if (businessId === null)
-            out.addReject(rowNumber, 'business_id is empty', recordText ?? out.recordOf(values));
-          else if (!BUSINESS_ID.test(businessId))
+          const id = raw === null ? null : lowerSimple(raw);
+          if (id === null) out.addReject(rowNumber, `${idName} is empty`, recordText ?? out.recordOf(values));
+          else if (!idPattern.test(id))
             out.addReject(
               rowNumber,
-              `business_id "${businessId}" is not a 32-character hexadecimal id`,
+              `${idName} "${id}" is not a ${idLength}-character hexadecimal id`,
               recordText ?? out.recordOf(values),
             );
           else {
             const known = index.size;
-            if (index.id(businessId) === known) out.addBusinessId(businessId);
-            out.addRow(rowNumber, `"${businessId}"`, values);
+            if (index.id(id) === known) {
+              if (people) out.addProspectId(id);
+              else out.addBusinessId(id);
+            }
+            out.addRow(rowNumber, `"${id}"`, values);
           }
+          continue;
+        }
+        if (people) {
+          const key = prospectKeyOf(
+            pick(values, fullNameColumn),
+            pick(values, companyColumn),
+            pick(values, emailColumn),
+            pick(values, phoneColumn),
+            pick(values, profileColumn),
+          );
+          if ('reject' in key) {
+            out.addReject(rowNumber, key.reject, recordText ?? out.recordOf(values));
+            continue;
+          }
+          const known = index.size;
+          const id = index.id(prospectDedupKeyOf(key));
+          if (id === known) out.addProspectKey(id, key);
+          out.addRow(rowNumber, String(id), values);
           continue;
         }
         const key = matchKeyOf(
@@ -147,12 +180,14 @@ export async function planInput(
   }
   const inputRows = out.inputRows;
   if (inputRows === 0) throw new InputFileError('EMPTY', spec.location, 'the file has no data rows');
-  await out.createViews(connection, idsProvided);
+  const entity = mapping.entity ?? 'businesses';
+  await out.createViews(connection, idsProvided, entity);
   return {
     inputRows,
     rejectedRows: out.rejectedRows,
     uniqueKeys: out.uniqueKeys,
     idsProvided,
+    entity,
     mapping,
     keysFile: out.keysFile,
   };

@@ -1,7 +1,14 @@
 // Planning a run: reads the input, rejects unusable rows, and writes the match plan (or, with ids
 // given, the row table).
 import path from 'node:path';
-import type { InputSpec, PlanSummary, RunLocation, StagePlan } from '../../pipeline/run-types.js';
+import {
+  runEntity,
+  type EnrichDataset,
+  type InputSpec,
+  type PlanSummary,
+  type RunLocation,
+  type StagePlan,
+} from '../../pipeline/run-types.js';
 import { heartbeat, cancellationSignal } from '../attempt.js';
 import { sqlString } from '../../storage/duckdb.js';
 import { writeParquetTable } from '../parquet-tables.js';
@@ -20,7 +27,16 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
 
   return {
     /** Reads the input, rejects unusable rows, and writes the match plan (or, with ids given, the row table). */
-    planRun: async ({ run, input }: { run: RunLocation; input: InputSpec }): Promise<PlanSummary> => {
+    planRun: async ({
+      run,
+      input,
+      datasets,
+    }: {
+      run: RunLocation;
+      input: InputSpec;
+      /** The run's datasets: people datasets need a people list and company datasets a company list. */
+      datasets?: EnrichDataset[];
+    }): Promise<PlanSummary> => {
       // The CLI's preflight again: a schedule's input or output may have broken since it was made,
       // and this fails at once (non-retryable) with the words the CLI would have printed.
       heartbeat({ step: 'preflight' });
@@ -34,7 +50,10 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
       return duck(
         async (connection, scratch) => {
           heartbeat({ step: 'reading input' });
-          const planned = await planInput(connection, { store: source.store, key: source.prefix }, input, {
+          // A run that does not pass its datasets (one started before people lists) plans companies.
+          const entity = datasets ? runEntity(input.entity, datasets) : (input.entity ?? 'businesses');
+          const spec: InputSpec = { ...input, ...(entity ? { entity } : {}) };
+          const planned = await planInput(connection, { store: source.store, key: source.prefix }, spec, {
             tempDir: scratch,
             onProgress: (records) => heartbeat({ step: 'reading input', records }),
           });
@@ -75,9 +94,11 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
             rejectedRows: planned.rejectedRows,
             uniqueKeys: planned.uniqueKeys,
             idsProvided: planned.idsProvided,
+            ...(planned.entity === 'prospects' ? { entity: 'prospects' as const } : {}),
             ...(match ? { match } : {}),
           };
           await files.putJson(runLayout.planSummary, { ...summary, columns: planned.mapping });
+          // Counts only (the summary): never the mapping's values or a row.
           logger.info({ runId: run.runId, ...summary }, 'planned run');
           return summary;
         },

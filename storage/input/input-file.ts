@@ -17,7 +17,9 @@ export type InputFileErrorCode =
   | 'UNKNOWN_FORMAT'
   | 'UNREADABLE'
   | 'NO_USABLE_COLUMN'
-  | 'UNKNOWN_COLUMN';
+  | 'UNKNOWN_COLUMN'
+  /** A people list with company datasets, or the other way round. */
+  | 'WRONG_ENTITY';
 
 /** Thrown when an input file cannot be read at all; the message starts with the file's location. */
 export class InputFileError extends Error {

@@ -1,0 +1,255 @@
+// Planning people lists: the entity recognised from the columns or given, people columns mapped by
+// alias or --map, match keys normalised (emails, phones, profile addresses), duplicates collapsed, and
+// unusable rows rejected with a reason that never repeats the row's personal data.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { queryRows, withDuckDb } from '../../storage/duckdb.js';
+import { InputFileError, planInput } from '../../storage/plan-input.js';
+import { mapColumns, normalisePhone, prospectKeyOf } from '../../storage/match-keys.js';
+import { runEntity, type InputSpec } from '../../pipeline/run-types.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-people-'));
+
+function file(name: string, content: string): string {
+  const full = path.join(dir, name);
+  writeFileSync(full, content);
+  return full;
+}
+
+async function plan(location: string, spec: Partial<InputSpec> = {}) {
+  return withDuckDb({}, async (connection, scratch) => {
+    const summary = await planInput(
+      connection,
+      { path: location },
+      { location, ...spec },
+      { tempDir: scratch },
+    );
+    return {
+      summary,
+      keys: await queryRows(connection, 'SELECT * FROM keys'),
+      rows: await queryRows(connection, 'SELECT * FROM rows ORDER BY row_number'),
+      rejects: await queryRows<{ row_number: string; reason: string; record: string }>(
+        connection,
+        'SELECT row_number, reason, record FROM rejects ORDER BY row_number',
+      ),
+    };
+  });
+}
+
+describe('the entity of an input', () => {
+  test('people are recognised by an email, a full name or prospect ids; a phone only without company columns', () => {
+    const entity = (columns: string[]) => mapColumns('x.csv', columns).entity ?? 'businesses';
+    expect(entity(['Work Email', 'Company'])).toBe('prospects');
+    expect(entity(['full_name', 'company_name'])).toBe('prospects');
+    expect(entity(['prospect_id'])).toBe('prospects');
+    expect(entity(['Mobile'])).toBe('prospects');
+    expect(entity(['Company', 'Website', 'Phone'])).toBe('businesses');
+    expect(entity(['name', 'domain'])).toBe('businesses');
+    // A profile address alone could be a company's page: companies unless told.
+    expect(entity(['linkedin_url'])).toBe('businesses');
+    expect(mapColumns('x.csv', ['linkedin_url'], {}, 'prospects')).toMatchObject({
+      entity: 'prospects',
+      fields: { network: 'linkedin_url' },
+    });
+    // --map with a people field says people.
+    expect(mapColumns('x.csv', ['Contact', 'Org'], { email: 'Contact' }).entity).toBe('prospects');
+  });
+
+  test('a run plans as its datasets say unless the entity is given', () => {
+    expect(runEntity(undefined, ['profiles', 'contacts_information'])).toBe('prospects');
+    expect(runEntity(undefined, ['firmographics'])).toBe('businesses');
+    expect(runEntity('prospects', ['profiles'])).toBe('prospects');
+    expect(runEntity(undefined, [])).toBeUndefined();
+  });
+
+  test('people columns by alias, `full_name` before `name`, one column per field; --map overrides', () => {
+    expect(
+      mapColumns(
+        'x.csv',
+        ['Name', 'Full Name', 'Employer', 'E-mail', 'Phone', 'LinkedIn URL'],
+        {},
+        'prospects',
+      ).fields,
+    ).toEqual({
+      full_name: 'Full Name',
+      company_name: 'Employer',
+      email: 'E-mail',
+      phone_number: 'Phone',
+      network: 'LinkedIn URL',
+    });
+    expect(
+      mapColumns('x.csv', ['Who', 'Where', 'Mail'], { full_name: 'Who', company_name: 'Where' }, 'prospects')
+        .fields,
+    ).toEqual({ full_name: 'Who', company_name: 'Where', email: 'Mail' });
+  });
+
+  test('files without a usable people column, or --map of a field the entity lacks, are refused', () => {
+    expect(() => mapColumns('x.csv', ['Company', 'Website'], {}, 'prospects')).toThrow(
+      /no usable column for a list of people/,
+    );
+    expect(() => mapColumns('x.csv', ['Mail'], { email: 'Mail' }, 'businesses')).toThrow(
+      /--map email= is a field of people lists/,
+    );
+    expect(() => mapColumns('x.csv', ['Mail'], { domain: 'Mail' }, 'prospects')).toThrow(
+      /--map domain= is not a field of people lists/,
+    );
+    expect(() => mapColumns('x.csv', ['Mail'], { email: 'Nope' }, 'prospects')).toThrow(InputFileError);
+  });
+});
+
+describe('people match keys', () => {
+  test('phones: digits with the country code, 00 read as +, separators and extensions dropped', () => {
+    expect(normalisePhone('+1 (555) 010-1234')).toBe('+15550101234');
+    expect(normalisePhone('0044 20 7946 0018')).toBe('+442079460018');
+    expect(normalisePhone('1.555.010.1234 ext. 12')).toBe('+15550101234');
+    expect(normalisePhone('555-0101')).toEqual({
+      reject: 'phone_number has 7 digits; expected 8 to 15 with the country code',
+    });
+    expect(normalisePhone('+1 555 CALL NOW')).toEqual({
+      reject: 'phone_number has characters other than digits and separators',
+    });
+  });
+
+  test('emails lower-cased, profile addresses without scheme, www, query or slashes, names collapsed', () => {
+    expect(
+      prospectKeyOf(
+        'Ada   Lovelace',
+        'Analytical  Engines',
+        'Ada@Example.COM',
+        null,
+        'HTTPS://www.Network.example/in/Ada/?x=1',
+      ),
+    ).toEqual({
+      full_name: 'Ada Lovelace',
+      company_name: 'Analytical Engines',
+      email: 'ada@example.com',
+      phone_number: null,
+      network: 'network.example/in/ada',
+    });
+    // A name without its company is no key (the service refuses it); beside another key it is dropped.
+    expect(prospectKeyOf('Ada Lovelace', null, 'ada@example.com', null, null)).toMatchObject({
+      full_name: null,
+      email: 'ada@example.com',
+    });
+  });
+
+  test('reasons name the field, never the value', () => {
+    const reasons = [
+      prospectKeyOf(null, null, 'ada.lovelace-at-example', null, null),
+      prospectKeyOf(null, null, null, '+1 555', null),
+      prospectKeyOf(null, null, null, null, 'ada lovelace'),
+      prospectKeyOf('Ada Lovelace', null, null, null, null),
+      prospectKeyOf(null, 'Analytical Engines', null, null, null),
+    ].map((r) => ('reject' in r ? r.reject : 'not rejected'));
+    expect(reasons).toEqual([
+      'email is not an email address (name@domain)',
+      'phone_number has 4 digits; expected 8 to 15 with the country code',
+      'network is not a profile address (host/path)',
+      'full_name is given without company_name; the service matches a name only with its company',
+      'no usable field: email, phone_number, network and full_name are all empty',
+    ]);
+    for (const reason of reasons) expect(reason).not.toMatch(/ada|lovelace|555|analytical/i);
+  });
+});
+
+describe('planInput of a people list', () => {
+  test('keys normalised and deduplicated, rows fanned out to their key, unusable rows rejected', async () => {
+    const csv = file(
+      'people.csv',
+      'Full Name,Company,Email,Phone,crm_id\n' +
+        'Ada Lovelace,Analytical Engines, Ada@Example.com ,,1\n' +
+        'ADA LOVELACE,analytical engines,ada@example.com,,2\n' +
+        'Grace Hopper,Navy,,+1 (555) 010-1234,3\n' +
+        'Grace Hopper,Navy,,001 555 010 1234,4\n' +
+        'Alan Turing,,,,5\n' +
+        ',,not-an-email,,6\n' +
+        'Joan Clarke,Bletchley,,,7\n' +
+        ',,,,8\n',
+    );
+    const { summary, keys, rows, rejects } = await plan(csv);
+    expect(summary).toMatchObject({
+      inputRows: 8,
+      rejectedRows: 3,
+      uniqueKeys: 3,
+      idsProvided: false,
+      entity: 'prospects',
+    });
+    expect(keys).toEqual([
+      {
+        key_id: '0',
+        full_name: 'Ada Lovelace',
+        company_name: 'Analytical Engines',
+        email: 'ada@example.com',
+        phone_number: null,
+        network: null,
+      },
+      {
+        key_id: '1',
+        full_name: 'Grace Hopper',
+        company_name: 'Navy',
+        email: null,
+        phone_number: '+15550101234',
+        network: null,
+      },
+      {
+        key_id: '2',
+        full_name: 'Joan Clarke',
+        company_name: 'Bletchley',
+        email: null,
+        phone_number: null,
+        network: null,
+      },
+    ]);
+    expect(rows.map((r) => [r.row_number, r.key_id, r.input_crm_id])).toEqual([
+      ['1', '0', '1'],
+      ['2', '0', '2'],
+      ['3', '1', '3'],
+      ['4', '1', '4'],
+      ['7', '2', '7'],
+    ]);
+    expect(rejects.map((r) => [r.row_number, r.reason])).toEqual([
+      ['5', 'full_name is given without company_name; the service matches a name only with its company'],
+      ['6', 'email is not an email address (name@domain)'],
+      ['8', 'no usable field: email, phone_number, network and full_name are all empty'],
+    ]);
+    // The record keeps the row as the file had it.
+    expect(rejects[0]!.record).toBe('Alan Turing,,,,5');
+  });
+
+  test('a prospect_id column skips matching; ids are checked and deduplicated', async () => {
+    const id = 'ab'.repeat(20);
+    const csv = file('ids.csv', `prospect_id,note\n${id},a\n${id.toUpperCase()},b\nnot-an-id,c\n,d\n`);
+    const { summary, keys, rows, rejects } = await plan(csv);
+    expect(summary).toMatchObject({ inputRows: 4, rejectedRows: 2, uniqueKeys: 1, idsProvided: true });
+    expect(keys).toEqual([{ prospect_id: id }]);
+    expect(rows.map((r) => [r.row_number, r.prospect_id])).toEqual([
+      ['1', id],
+      ['2', id],
+    ]);
+    expect(rejects.map((r) => r.reason)).toEqual([
+      'prospect_id "not-an-id" is not a 40-character hexadecimal id',
+      'prospect_id is empty',
+    ]);
+  });
+
+  test('--entity prospects with --map: a name column and a profile column', async () => {
+    const csv = file('mapped.jsonl', '{"who":"Ada","org":"AE","page":"network.example/in/ada"}\n');
+    const { summary, keys } = await plan(csv, {
+      entity: 'prospects',
+      columns: { full_name: 'who', company_name: 'org', network: 'page' },
+    });
+    expect(summary.mapping).toMatchObject({ entity: 'prospects' });
+    expect(keys).toEqual([
+      {
+        key_id: '0',
+        full_name: 'Ada',
+        company_name: 'AE',
+        email: null,
+        phone_number: null,
+        network: 'network.example/in/ada',
+      },
+    ]);
+  });
+});
