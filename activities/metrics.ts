@@ -6,7 +6,7 @@ import { Context } from '@temporalio/activity';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import type { BulkDataset } from '../contract/datasets.js';
 import type { StageName, TableSummary } from '../pipeline/run-types.js';
-import type { CallResult, EnrichmentCalls } from './client-port.js';
+import type { CallResult, EnrichmentCalls, ProspectEnrichmentCalls } from './client-port.js';
 
 /** Metric names as Prometheus shows them (counters carry no `_total` suffix). */
 export const METRICS = {
@@ -175,7 +175,35 @@ export function instrumentCalls<C extends EnrichmentCalls>(calls: C): C {
     recordItems({ stage: 'company_hierarchies', records: found, misses: 1 - found });
     return response;
   };
-  const wrapped: Record<string, unknown> = { matchBusinesses, bulkEnrich, enrichHierarchy };
+  // People: the stage names are the labels, never a match key.
+  const prospects = calls as Partial<ProspectEnrichmentCalls>;
+  const matchProspects: ProspectEnrichmentCalls['matchProspects'] = async (body, options) => {
+    const response = await timedCall('prospect_match', () => prospects.matchProspects!(body, options));
+    const matched = response.body.matched_prospects.filter((m) => m.prospect_id).length;
+    recordItems({
+      stage: 'prospect_match',
+      records: matched,
+      misses: body.prospects_to_match.length - matched,
+    });
+    return response;
+  };
+  const bulkEnrichProspects: ProspectEnrichmentCalls['bulkEnrichProspects'] = async (
+    dataset,
+    body,
+    options,
+  ) => {
+    const response = await timedCall(dataset, () => prospects.bulkEnrichProspects!(dataset, body, options));
+    const records = response.body.data.length;
+    recordItems({ stage: dataset, records, misses: Math.max(0, body.prospect_ids.length - records) });
+    return response;
+  };
+  const wrapped: Record<string, unknown> = {
+    matchBusinesses,
+    bulkEnrich,
+    enrichHierarchy,
+    ...(prospects.matchProspects ? { matchProspects } : {}),
+    ...(prospects.bulkEnrichProspects ? { bulkEnrichProspects } : {}),
+  };
   return new Proxy(calls, {
     get(target, property) {
       if (typeof property === 'string' && property in wrapped) return wrapped[property];

@@ -167,7 +167,7 @@ export function renderRunReport(manifest: RunManifest, extras: RunReportExtras =
   }
   out.push(table(['', 'Count', 'Share'], countRows, ['l', 'r', 'r']), '');
 
-  const datasetStages = manifest.stages.filter((s) => s.stage !== 'match');
+  const datasetStages = manifest.stages.filter((s) => s.stage !== 'match' && s.stage !== 'prospect_match');
   if (datasetStages.length > 0) {
     out.push('## Coverage per dataset', '');
     out.push(

@@ -6,7 +6,12 @@ import pLimit from 'p-limit';
 import type { Logger } from '../lib/logger.js';
 import { describeBatch } from '../pipeline/batch-queue.js';
 import type { BatchRef, StageName } from '../pipeline/run-types.js';
-import type { EnrichmentCalls, MatchItem } from './client-port.js';
+import type {
+  EnrichmentCalls,
+  MatchItem,
+  ProspectEnrichmentCalls,
+  ProspectMatchItem,
+} from './client-port.js';
 import type { MemoryGate } from './attempt.js';
 import { cancellationSignal, heartbeat } from './attempt.js';
 import { queryRows, sqlString, withDuckDb } from '../storage/duckdb.js';
@@ -14,7 +19,8 @@ import { runLayout, stageBatching } from '../pipeline/run-layout.js';
 import { downloadAll, type RunFiles, type StoreResolver } from '../storage/run-files.js';
 
 export interface ActivityDeps {
-  calls: EnrichmentCalls;
+  /** The Data Service: company calls, and the prospect calls of people runs. */
+  calls: EnrichmentCalls & ProspectEnrichmentCalls;
   resolveStore: StoreResolver;
   logger: Logger;
   /** Scratch space for DuckDB and downloads; the OS temp folder by default. */
@@ -26,6 +32,11 @@ export interface ActivityDeps {
 }
 
 export interface MatchKey extends MatchItem {
+  key_id: number;
+}
+
+/** A people match key of a plan file (emails, phones and names: never in history, logs or failures). */
+export interface ProspectMatchKey extends ProspectMatchItem {
   key_id: number;
 }
 
@@ -157,7 +168,10 @@ export function createRunPlans(deps: ActivityDeps) {
     return writePlanFiles(files, items(), total, batchSize, perChunk, keyFor);
   }
 
-  /** Adds plan files for ids of `ids` that the existing plan files of this batch size lack. */
+  /**
+   * Adds plan files for ids of `ids` (its column `id`: business or prospect ids) that the existing
+   * plan files of this batch size lack.
+   */
   async function appendIdChunks(
     connection: DuckDBConnection,
     files: RunFiles,
@@ -174,12 +188,12 @@ export function createRunPlans(deps: ActivityDeps) {
       heartbeat({ downloaded }),
     );
     const known = local.length
-      ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS business_id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
-      : `SELECT NULL::VARCHAR AS business_id WHERE false`;
+      ? `SELECT unnest(flatten(json_transform(json, '[["VARCHAR"]]'))) AS id FROM read_json_objects([${local.map(sqlString).join(', ')}], format = 'unstructured')`
+      : `SELECT NULL::VARCHAR AS id WHERE false`;
     await connection.run(`CREATE OR REPLACE TABLE known_ids AS ${known}`);
     const [old] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM known_ids');
     await connection.run(
-      `CREATE OR REPLACE TABLE new_ids AS SELECT business_id FROM ${idTable} WHERE business_id NOT IN (SELECT business_id FROM known_ids) ORDER BY rowid`,
+      `CREATE OR REPLACE TABLE new_ids AS SELECT id FROM ${idTable} WHERE id NOT IN (SELECT id FROM known_ids) ORDER BY rowid`,
     );
     const [fresh] = await queryRows<{ n: number }>(connection, 'SELECT count(*) AS n FROM new_ids');
     const oldBatches = Math.ceil(Number(old?.n ?? 0) / batchSize);
@@ -190,12 +204,12 @@ export function createRunPlans(deps: ActivityDeps) {
       const batches = await writeChunks(
         connection,
         files,
-        'SELECT business_id FROM new_ids ORDER BY rowid',
+        'SELECT id FROM new_ids ORDER BY rowid',
         newCount,
         batchSize,
         batchesPerChunk,
         (chunk) => runLayout.idChunk(batchSize, firstChunk + chunk, idPlan),
-        (row) => row.business_id,
+        (row) => row.id,
       );
       for (let b = 0; b < batches; b += 1) {
         added.push({ chunk: firstChunk + Math.floor(b / batchesPerChunk), index: b % batchesPerChunk });
@@ -204,7 +218,10 @@ export function createRunPlans(deps: ActivityDeps) {
     return { totalBatches: oldBatches + added.length, added };
   }
 
-  /** The ids (or match keys, as JSON) of a failed batch, for the failures table. */
+  /**
+   * The ids (or match keys, as JSON) of a failed batch, for the failures table. A people match batch
+   * gives its key ids only: its keys are emails, phones and names.
+   */
   async function failedItems(
     files: RunFiles,
     stage: StageName,
@@ -214,6 +231,10 @@ export function createRunPlans(deps: ActivityDeps) {
     if (stage === 'match') {
       const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(ref.chunk), ref);
       return keys.map((k) => JSON.stringify(k));
+    }
+    if (stage === 'prospect_match') {
+      const keys = await batchItems<ProspectMatchKey>(files, runLayout.matchChunk(ref.chunk), ref);
+      return keys.map((k) => `key_id ${k.key_id}`);
     }
     const { batchSize } = stageBatching(stage);
     return batchItems<string>(files, runLayout.idChunk(batchSize, ref.chunk, idPlan), ref);

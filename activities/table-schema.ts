@@ -1,10 +1,15 @@
 // DuckDB column types of each output table, from the contract's column tree: strings, BIGINT, DOUBLE,
 // BOOLEAN, TIMESTAMPTZ for timestamps, LIST for arrays, STRUCT where the contract names an object's
 // fields, and JSON text where it does not (maps included: warehouses load JSON text more reliably).
-import { columnsOfSchema, type ColumnSpec, type ColumnType } from '../contract/columns.js';
+import {
+  columnsOfSchema,
+  prospectDatasetColumns,
+  type ColumnSpec,
+  type ColumnType,
+} from '../contract/columns.js';
 import { DATASET_RECORD_SCHEMAS } from '../contract/datasets.js';
 import { CompanyHierarchyRecordSchema } from '../contract/schemas/businesses.js';
-import type { EnrichDataset } from '../pipeline/run-types.js';
+import { isPeopleDataset, type EnrichDataset } from '../pipeline/run-types.js';
 import { sqlIdent } from '../storage/duckdb.js';
 
 export function duckDbType(type: ColumnType): string {
@@ -29,17 +34,24 @@ export function duckDbType(type: ColumnType): string {
 }
 
 function recordColumns(dataset: EnrichDataset): ColumnSpec[] {
+  if (isPeopleDataset(dataset)) return prospectDatasetColumns(dataset);
   return columnsOfSchema(
     dataset === 'company_hierarchies' ? CompanyHierarchyRecordSchema : DATASET_RECORD_SCHEMAS[dataset],
   );
 }
 
-/** Columns of a dataset's table, `business_id` first, in the contract's field order. */
+/** The id a dataset's table is keyed by: `prospect_id` for the prospect datasets, else `business_id`. */
+export function datasetKey(dataset: EnrichDataset): 'business_id' | 'prospect_id' {
+  return isPeopleDataset(dataset) ? 'prospect_id' : 'business_id';
+}
+
+/** Columns of a dataset's table, its key (`business_id`, `prospect_id`) first, in the contract's field order. */
 export function datasetColumns(dataset: EnrichDataset): { name: string; type: string }[] {
+  const key = datasetKey(dataset);
   return [
-    { name: 'business_id', type: 'VARCHAR' },
+    { name: key, type: 'VARCHAR' },
     ...recordColumns(dataset)
-      .filter((c) => c.name !== 'business_id')
+      .filter((c) => c.name !== key)
       .map((c) => ({ name: c.name, type: duckDbType(c.type) })),
   ];
 }

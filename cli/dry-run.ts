@@ -12,10 +12,10 @@ import { defaultPriceTable, readPriceTableFile, type PriceTable } from '../jobs/
 import { openObjectStore } from '../storage/open-store.js';
 import { checkRun } from '../storage/preflight.js';
 import type { S3ConnectionOptions } from '../storage/s3-store.js';
-import type { EnrichDataset } from '../pipeline/run-types.js';
+import { runEntity, type EnrichDataset, type StageName } from '../pipeline/run-types.js';
 
 export interface DryRunStage {
-  stage: 'match' | EnrichDataset;
+  stage: StageName;
   /** Ids (or match keys) the stage sends: exact for match and for provided ids, else an upper bound. */
   items: number;
   /** Items per call: 50, or 1 for company_hierarchies. */
@@ -85,6 +85,7 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
     ...(config.workDir ? { tempDir: config.workDir } : {}),
   });
   const source = resolve(spec.input.location);
+  const entity = runEntity(spec.input.entity, spec.datasets);
   const planned = await withDuckDb(
     { ...(config.workDir ? { workDir: config.workDir } : {}) },
     (connection, scratch) =>
@@ -96,6 +97,7 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
           ...(spec.input.format ? { format: spec.input.format } : {}),
           ...(spec.input.delimiter ? { delimiter: spec.input.delimiter } : {}),
           ...(spec.input.columns ? { columns: spec.input.columns } : {}),
+          ...(entity ? { entity } : {}),
         },
         { tempDir: scratch },
       ),
@@ -104,7 +106,7 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
   const stages: DryRunStage[] = [];
   if (!planned.idsProvided) {
     stages.push({
-      stage: 'match',
+      stage: planned.entity === 'prospects' ? 'prospect_match' : 'match',
       items: planned.uniqueKeys,
       batchSize: BATCH_SIZE,
       calls: calls(planned.uniqueKeys, BATCH_SIZE),

@@ -7,9 +7,18 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { BULK_DATASETS } from '../contract/datasets.js';
-import type { EnrichDataset, EnrichRunInput } from '../pipeline/run-types.js';
+import {
+  isPeopleDataset,
+  PEOPLE_DATASETS,
+  type EnrichDataset,
+  type EnrichRunInput,
+} from '../pipeline/run-types.js';
 
-export const ENRICH_DATASETS: readonly EnrichDataset[] = [...BULK_DATASETS, 'company_hierarchies'];
+export const ENRICH_DATASETS: readonly EnrichDataset[] = [
+  ...BULK_DATASETS,
+  'company_hierarchies',
+  ...PEOPLE_DATASETS,
+];
 
 export { JobSpecError } from '../pipeline/errors.js';
 import { JobSpecError } from '../pipeline/errors.js';
@@ -35,6 +44,8 @@ export const JobSpecSchema = Type.Object(
           Type.Union([Type.Literal('csv'), Type.Literal('jsonl'), Type.Literal('parquet')]),
         ),
         delimiter: Type.Optional(Type.String({ minLength: 1, maxLength: 1 })),
+        /** Companies or people; recognised from the columns when omitted. */
+        entity: Type.Optional(Type.Union([Type.Literal('businesses'), Type.Literal('prospects')])),
         columns: Type.Optional(
           Type.Object(
             {
@@ -43,6 +54,12 @@ export const JobSpecSchema = Type.Object(
               url: Type.Optional(Type.String({ minLength: 1 })),
               network_url: Type.Optional(Type.String({ minLength: 1 })),
               business_id: Type.Optional(Type.String({ minLength: 1 })),
+              full_name: Type.Optional(Type.String({ minLength: 1 })),
+              company_name: Type.Optional(Type.String({ minLength: 1 })),
+              email: Type.Optional(Type.String({ minLength: 1 })),
+              phone_number: Type.Optional(Type.String({ minLength: 1 })),
+              network: Type.Optional(Type.String({ minLength: 1 })),
+              prospect_id: Type.Optional(Type.String({ minLength: 1 })),
             },
             { additionalProperties: false },
           ),
@@ -105,6 +122,17 @@ export function validateJobSpec(value: unknown, source: string): JobSpec {
         );
       }
     });
+    const people = spec.datasets.filter(isPeopleDataset);
+    if (people.length > 0 && people.length < spec.datasets.length)
+      problems.push(
+        `datasets: ${people.join(', ')} enrich people and ${spec.datasets.filter((d) => !isPeopleDataset(d)).join(', ')} companies; a run enriches one or the other (employers of people are not supported yet; network_posts is the companies' dataset)`,
+      );
+    else if (people.length > 0 && spec.input.entity === 'businesses')
+      problems.push(`datasets: ${people.join(', ')} enrich people, but input.entity is businesses`);
+    else if (people.length === 0 && spec.input.entity === 'prospects')
+      problems.push(
+        `datasets: input.entity is prospects; a people run's datasets are ${PEOPLE_DATASETS.join(', ')}`,
+      );
     if (new Set(spec.datasets).size !== spec.datasets.length)
       problems.push('datasets: a dataset is listed twice');
     for (const name of Object.keys(spec.parameters ?? {})) {
@@ -168,6 +196,7 @@ export function toRunInput(spec: JobSpec, runKey: string): EnrichRunInput {
       ...(spec.input.format ? { format: spec.input.format } : {}),
       ...(spec.input.delimiter ? { delimiter: spec.input.delimiter } : {}),
       ...(spec.input.columns ? { columns: spec.input.columns } : {}),
+      ...(spec.input.entity ? { entity: spec.input.entity } : {}),
     },
     output: spec.output,
     datasets: spec.datasets as EnrichDataset[],

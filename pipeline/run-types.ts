@@ -28,9 +28,10 @@ export function runEntity(
 }
 
 /**
- * A dataset a run can produce: the twelve bulk datasets, plus hierarchies (one call per id).
+ * A dataset a run can produce: the twelve bulk datasets, plus hierarchies (one call per id), and for
+ * people lists the prospect datasets.
  */
-export type EnrichDataset = BulkDataset | 'company_hierarchies';
+export type EnrichDataset = BulkDataset | 'company_hierarchies' | PeopleDataset;
 
 /** The match fields of a business input row (issue 4: name, domain, url, network_url). */
 export const MATCH_FIELDS = ['name', 'domain', 'url', 'network_url'] as const;
@@ -124,7 +125,8 @@ export interface BatchRef {
   length?: number;
 }
 
-export type StageName = 'match' | EnrichDataset;
+/** `match` resolves companies to business ids, `prospect_match` people to prospect ids. */
+export type StageName = 'match' | 'prospect_match' | EnrichDataset;
 
 export interface StagePlan {
   stage: StageName;

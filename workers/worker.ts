@@ -18,7 +18,7 @@ import type { S3ConnectionOptions } from '../storage/s3-store.js';
 import { createActivities } from '../activities/index.js';
 import { createExportActivities, type ExportCalls } from '../activities/export.js';
 import { createEventActivities, type EventCalls } from '../activities/events.js';
-import type { EnrichmentCalls } from '../activities/client-port.js';
+import type { EnrichmentCalls, ProspectEnrichmentCalls } from '../activities/client-port.js';
 import type { StoreResolver } from '../storage/run-files.js';
 import { countRowsWritten } from '../activities/metrics.js';
 import { MemoryGate } from '../activities/attempt.js';
@@ -100,7 +100,7 @@ const MAIN_QUEUE_SLOTS = 8;
 export interface EnrichflowWorkerOptions {
   config: EnrichflowConfig;
   connection: NativeConnection;
-  calls: EnrichmentCalls;
+  calls: EnrichmentCalls & ProspectEnrichmentCalls;
   logger: Logger;
   /** A pre-built bundle (tests build it once); otherwise workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;

@@ -137,7 +137,10 @@ function createRunTracker(
           apiTaskQueue,
           windowSize: request.windowSize ?? DEFAULT_WINDOW,
           ...(request.apiRetry ? { apiRetry: request.apiRetry } : {}),
-          parameters: plan.stage === 'match' ? undefined : request.parameters?.[plan.stage],
+          parameters:
+            plan.stage === 'match' || plan.stage === 'prospect_match'
+              ? undefined
+              : request.parameters?.[plan.stage],
           ...(explicitBatches ? { explicitBatches } : {}),
           ...(resumeFrom !== undefined ? { resumeFrom } : {}),
           ...(resumeTo !== undefined ? { resumeTo } : {}),
@@ -241,7 +244,7 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
   const { state, run } = tracker;
   const startedAt = new Date().toISOString();
   try {
-    const plan = await planRun({ run, input: request.input });
+    const plan = await planRun({ run, input: request.input, datasets: request.datasets });
     state.plan = plan;
     const stages: StageResult[] = [];
     let budget = request.maxCalls;
@@ -256,6 +259,7 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
       run,
       datasets: request.datasets,
       idsProvided: plan.idsProvided,
+      ...(plan.entity ? { entity: plan.entity } : {}),
       ...(request.maxAgeMs !== undefined ? { maxAgeMs: request.maxAgeMs, asOf: Date.parse(startedAt) } : {}),
     });
     state.enrichPlan = enrichPlan;
@@ -316,7 +320,8 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
     let budget = input.maxCalls;
     let enrichPlan = previous.enrichPlan;
     let appended: { stage: StageName; batches: BatchRef[] }[] = [];
-    const pendingMatch = pendingOf('match');
+    const matchStage = previous.plan.match?.stage ?? 'match';
+    const pendingMatch = pendingOf(matchStage);
     if (previous.plan.match && (pendingMatch.batches.length > 0 || pendingMatch.resumeFrom !== undefined)) {
       state.stage = 'matching';
       const matched = await tracker.runStage(previous.plan.match, {
@@ -326,13 +331,14 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
           : {}),
         ...(budget !== undefined ? { budget } : {}),
       });
-      retried.set('match', matched);
+      retried.set(matchStage, matched);
       budget = budgetAfter(budget, matched);
       // Rows matched now bring ids the first run never enriched: plan batches for those alone.
       const extended = await buildEnrichPlan({
         run,
         datasets: previous.request.datasets,
         idsProvided: previous.plan.idsProvided,
+        ...(previous.plan.entity ? { entity: previous.plan.entity } : {}),
         append: true,
         ...(previous.request.maxAgeMs !== undefined
           ? { maxAgeMs: previous.request.maxAgeMs, asOf: Date.parse(previous.startedAt) }
@@ -358,7 +364,7 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
       .filter((w) => w.batches.length > 0 || w.resumeFrom !== undefined);
     for (const result of await tracker.runDatasets(work, budget)) retried.set(result.stage, result);
     const stageNames: StageName[] = [
-      ...(previous.plan.match ? (['match'] as const) : []),
+      ...(previous.plan.match ? [previous.plan.match.stage] : []),
       ...previous.request.datasets,
     ];
     const stages = stageNames

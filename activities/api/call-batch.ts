@@ -2,7 +2,13 @@
 // its records go to the batch's result file.
 import { isBulkDataset } from '../../contract/datasets.js';
 import { describeBatch } from '../../pipeline/batch-queue.js';
-import type { BatchOutcome, BatchRef, RunLocation, StageName } from '../../pipeline/run-types.js';
+import {
+  isPeopleDataset,
+  type BatchOutcome,
+  type BatchRef,
+  type RunLocation,
+  type StageName,
+} from '../../pipeline/run-types.js';
 import type { RateLimitInfo } from '../client-port.js';
 import { easeOff, pacedCall } from '../api-pacing.js';
 import { requestsSent, toActivityFailure, cancellationSignal } from '../attempt.js';
@@ -10,7 +16,7 @@ import { runLayout, stageBatching } from '../../pipeline/run-layout.js';
 import { RunFiles } from '../../storage/run-files.js';
 
 import { type ActivityDeps, type RunPlans } from '../run-plans.js';
-import { BatchPlanError, toJsonLines, type MatchKey } from '../run-plans.js';
+import { BatchPlanError, toJsonLines, type MatchKey, type ProspectMatchKey } from '../run-plans.js';
 
 export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
   const { calls, resolveStore } = deps;
@@ -62,10 +68,54 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
         const matched = results.filter((r) => r.business_id !== null).length;
         return { records: matched, misses: results.length - matched, calls: requestsSent() };
       }
+      if (stage === 'prospect_match') {
+        // The keys (emails, phones, names) go to the service and nowhere else: the result file keeps
+        // key ids and prospect ids, a failure the counts.
+        const keys = await batchItems<ProspectMatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
+        const items = keys.map(({ key_id: _id, ...fields }) =>
+          Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)),
+        );
+        let response;
+        try {
+          response = await pacedCall('prospect_match', (options) =>
+            calls.matchProspects({ prospects_to_match: items }, options),
+          );
+        } catch (error) {
+          throw toActivityFailure(error, { items: items.length });
+        }
+        const results = keys.map((key, i) => ({
+          key_id: key.key_id,
+          prospect_id: response.body.matched_prospects[i]?.prospect_id ?? null,
+        }));
+        await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
+        await easeOff(response.rateLimit);
+        const matched = results.filter((r) => r.prospect_id !== null).length;
+        return { records: matched, misses: results.length - matched, calls: requestsSent() };
+      }
       const { batchSize, batchesPerChunk } = stageBatching(stage);
       if (batch.index >= batchesPerChunk)
         throw new BatchPlanError(`batch ${describeBatch(batch)} is out of range`);
       const ids = await batchItems<string>(files, runLayout.idChunk(batchSize, batch.chunk, idPlan), batch);
+      if (isPeopleDataset(stage)) {
+        let response;
+        try {
+          response = await pacedCall(stage, (options) =>
+            calls.bulkEnrichProspects(
+              stage,
+              { prospect_ids: ids, ...(parameters ? { parameters } : {}) },
+              options,
+            ),
+          );
+        } catch (error) {
+          throw toActivityFailure(error, { items: ids.length });
+        }
+        const lines = response.body.data;
+        const found = new Set(lines.map((line) => line.prospect_id));
+        const misses = ids.filter((id) => !found.has(id)).map((id) => ({ prospect_id: id, data: null }));
+        await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines([...lines, ...misses]));
+        await easeOff(response.rateLimit);
+        return { records: lines.length, misses: misses.length, calls: requestsSent() };
+      }
       let lines: { business_id: string; data: unknown }[];
       let rateLimit: RateLimitInfo | undefined;
       try {
@@ -121,9 +171,17 @@ async function reusedOutcome(
   let misses = 0;
   for (const line of text.split('\n')) {
     if (!line) continue;
-    const row = JSON.parse(line) as { business_id?: string | null; data?: unknown };
+    const row = JSON.parse(line) as {
+      business_id?: string | null;
+      prospect_id?: string | null;
+      data?: unknown;
+    };
     const found =
-      stage === 'match' ? row.business_id !== null && row.business_id !== undefined : row.data !== null;
+      stage === 'match'
+        ? row.business_id !== null && row.business_id !== undefined
+        : stage === 'prospect_match'
+          ? row.prospect_id !== null && row.prospect_id !== undefined
+          : row.data !== null;
     if (found) records += 1;
     else misses += 1;
   }

@@ -100,7 +100,9 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
           scratch,
         );
       });
-      const matches = await files.getJson<TableSummary>('_work/tables/matches.json');
+      const matches = await files.getJson<TableSummary>(
+        `_work/tables/${input.plan.entity === 'prospects' ? 'prospect_matches' : 'matches'}.json`,
+      );
       const rejects = await files.getJson<TableSummary>('_work/tables/rejects.json');
       const tables = [...input.datasetTables, matches, rejects, failuresTable];
       const finishedAt = new Date().toISOString();

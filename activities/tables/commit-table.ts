@@ -8,7 +8,7 @@ import { readLocalTable, writeParquetTable } from '../parquet-tables.js';
 import { ledgerKey, runLayout } from '../../pipeline/run-layout.js';
 import { joinKey } from '../../storage/object-store.js';
 import { gatherLineParts, RunFiles } from '../../storage/run-files.js';
-import { datasetColumns, datasetRecordStruct } from '../table-schema.js';
+import { datasetColumns, datasetKey, datasetRecordStruct } from '../table-schema.js';
 
 import { duckFor, type ActivityDeps, type RunPlans } from '../run-plans.js';
 import { RESULT_PART_BYTES } from '../run-plans.js';
@@ -43,11 +43,13 @@ export function createCommitTableActivities(deps: ActivityDeps, _plans: RunPlans
             (gathered) => heartbeat({ dataset, gathered }),
           );
           const local = parts.length ? `[${parts.map(sqlString).join(', ')}]` : undefined;
+          // The table's key: business_id, or prospect_id for a prospect dataset (ledger included).
+          const id = datasetKey(dataset);
           const columns = datasetColumns(dataset).slice(1);
           const struct = datasetRecordStruct(dataset);
           const source = local
-            ? `read_json(${local}, format = 'newline_delimited', columns = {business_id: 'VARCHAR', data: ${sqlString(struct)}})`
-            : `(SELECT NULL::VARCHAR AS business_id, NULL::${struct} AS data WHERE false)`;
+            ? `read_json(${local}, format = 'newline_delimited', columns = {${id}: 'VARCHAR', data: ${sqlString(struct)}})`
+            : `(SELECT NULL::VARCHAR AS ${id}, NULL::${struct} AS data WHERE false)`;
           const projection = columns.map((c) => `data."${c.name}" AS "${c.name}"`).join(', ');
           heartbeat({ dataset, files: keys.length });
           // Streamed rather than held, in file order (sorting wide records costs more memory than a
@@ -61,15 +63,15 @@ export function createCommitTableActivities(deps: ActivityDeps, _plans: RunPlans
               connection,
               files,
               dataset,
-              `SELECT business_id${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
-               ${dedupe ? 'QUALIFY row_number() OVER (PARTITION BY business_id) = 1' : ''}`,
+              `SELECT ${id}${projection ? ', ' + projection : ''} FROM ${source} WHERE data IS NOT NULL
+               ${dedupe ? `QUALIFY row_number() OVER (PARTITION BY ${id}) = 1` : ''}`,
               scratch,
               { rowGroupRows: 4_096 },
             );
           let table = await write(false);
           const [ids] = await queryRows<{ n: number; d: number }>(
             connection,
-            `SELECT count(*) AS n, count(DISTINCT business_id) AS d FROM ${readLocalTable(scratch, dataset)}`,
+            `SELECT count(*) AS n, count(DISTINCT ${id}) AS d FROM ${readLocalTable(scratch, dataset)}`,
           );
           if (Number(ids?.n ?? 0) !== Number(ids?.d ?? 0)) {
             logger.warn(
@@ -93,17 +95,17 @@ export function createCommitTableActivities(deps: ActivityDeps, _plans: RunPlans
           await fresh.run(
             `COPY (
              WITH checked AS (
-               SELECT business_id, business_id IN (SELECT business_id FROM ${written}) AS found
-               FROM (SELECT DISTINCT business_id FROM ${source})
+               SELECT ${id}, ${id} IN (SELECT ${id} FROM ${written}) AS found
+               FROM (SELECT DISTINCT ${id} FROM ${source})
              )
-             SELECT business_id, found, now()::TIMESTAMPTZ AS checked_at, ${sqlString(run.runId)} AS run_id FROM checked
+             SELECT ${id}, found, now()::TIMESTAMPTZ AS checked_at, ${sqlString(run.runId)} AS run_id FROM checked
              ${
                hasPrevious
-                 ? `UNION ALL SELECT business_id, found, checked_at, run_id FROM read_parquet(${sqlString(previous)})
-                    WHERE business_id NOT IN (SELECT business_id FROM checked)`
+                 ? `UNION ALL SELECT ${id}, found, checked_at, run_id FROM read_parquet(${sqlString(previous)})
+                    WHERE ${id} NOT IN (SELECT ${id} FROM checked)`
                  : ''
              }
-             ORDER BY business_id
+             ORDER BY ${id}
            ) TO ${sqlString(next)} (FORMAT parquet, COMPRESSION zstd)`,
           );
           await output.store.putFile(ledger, next);

@@ -31,6 +31,7 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
       run,
       datasets,
       idsProvided,
+      entity,
       append = false,
       maxAgeMs,
       asOf,
@@ -38,6 +39,8 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
       run: RunLocation;
       datasets: EnrichDataset[];
       idsProvided: boolean;
+      /** People: rows were matched to prospects (`prospect_matches`, `prospect_id`). */
+      entity?: 'prospects';
       /** Incremental: leave out, per dataset, ids the output's ledger saw less than this long before `asOf`. */
       maxAgeMs?: number;
       /** The run's start, epoch ms: freshness is judged against it (the same on every attempt). */
@@ -49,6 +52,10 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
       append?: boolean;
     }): Promise<EnrichPlanSummary & { appended: PendingBatches[] }> => {
       const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
+      const people = entity === 'prospects';
+      const idColumn = people ? 'prospect_id' : 'business_id';
+      const matchStage: StageName = people ? 'prospect_match' : 'match';
+      const matchesTable = people ? 'prospect_matches' : 'matches';
       return duck(async (connection, scratch) => {
         const rowsFile = path.join(scratch, 'rows.parquet');
         await files.store.downloadToFile(files.key(runLayout.plannedRows), rowsFile);
@@ -60,37 +67,37 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
         const inputs = inputColumns.length ? `${inputColumns.join(', ')}, ` : '';
         if (idsProvided) {
           await connection.run(
-            `CREATE TABLE matched AS SELECT r.row_number, ${inputs}r.business_id, 'provided' AS match_status FROM rows r`,
+            `CREATE TABLE matched AS SELECT r.row_number, ${inputs}r.${idColumn}, 'provided' AS match_status FROM rows r`,
           );
         } else {
-          const resultKeys = await files.list(runLayout.resultsPrefix('match'));
+          const resultKeys = await files.list(runLayout.resultsPrefix(matchStage));
           const local = await gatherLines(files, resultKeys, path.join(scratch, 'match-results.jsonl'), (n) =>
             heartbeat({ gathered: n }),
           );
           const source = local
-            ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {key_id: 'BIGINT', business_id: 'VARCHAR'})`
-            : `(SELECT NULL::BIGINT AS key_id, NULL::VARCHAR AS business_id WHERE false)`;
-          await connection.run(`CREATE TABLE results AS SELECT DISTINCT key_id, business_id FROM ${source}`);
+            ? `read_json(${sqlString(local)}, format = 'newline_delimited', columns = {key_id: 'BIGINT', ${idColumn}: 'VARCHAR'})`
+            : `(SELECT NULL::BIGINT AS key_id, NULL::VARCHAR AS ${idColumn} WHERE false)`;
+          await connection.run(`CREATE TABLE results AS SELECT DISTINCT key_id, ${idColumn} FROM ${source}`);
           await connection.run(
-            `CREATE TABLE matched AS SELECT r.row_number, ${inputs}m.business_id,
-               CASE WHEN m.key_id IS NULL THEN 'match_failed' WHEN m.business_id IS NULL THEN 'unmatched' ELSE 'matched' END AS match_status
+            `CREATE TABLE matched AS SELECT r.row_number, ${inputs}m.${idColumn},
+               CASE WHEN m.key_id IS NULL THEN 'match_failed' WHEN m.${idColumn} IS NULL THEN 'unmatched' ELSE 'matched' END AS match_status
              FROM rows r LEFT JOIN results m ON m.key_id = r.key_id`,
           );
         }
         await writeParquetTable(
           connection,
           files,
-          'matches',
+          matchesTable,
           'SELECT * FROM matched ORDER BY row_number',
           scratch,
         );
         await connection.run(
-          `CREATE TABLE ids AS SELECT business_id FROM matched WHERE business_id IS NOT NULL
-             GROUP BY business_id ORDER BY min(row_number)`,
+          `CREATE TABLE ids AS SELECT ${idColumn} AS id FROM matched WHERE ${idColumn} IS NOT NULL
+             GROUP BY ${idColumn} ORDER BY min(row_number)`,
         );
         const [counts] = await queryRows<{ matched: number; unmatched: number; ids: number }>(
           connection,
-          `SELECT count(*) FILTER (WHERE business_id IS NOT NULL) AS matched, count(*) FILTER (WHERE business_id IS NULL) AS unmatched,
+          `SELECT count(*) FILTER (WHERE ${idColumn} IS NOT NULL) AS matched, count(*) FILTER (WHERE ${idColumn} IS NULL) AS unmatched,
                   (SELECT count(*) FROM ids) AS ids FROM matched`,
         );
         const uniqueIds = Number(counts?.ids ?? 0);
@@ -111,12 +118,12 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
             const local = path.join(scratch, `ledger-${dataset}.parquet`);
             const fresh = (await output.store.exists(ledger))
               ? (await output.store.downloadToFile(ledger, local),
-                `SELECT business_id FROM read_parquet(${sqlString(local)})
+                `SELECT ${idColumn} AS id FROM read_parquet(${sqlString(local)})
                    WHERE checked_at >= to_timestamp(${((asOf ?? Date.now()) - maxAgeMs) / 1000})`)
-              : 'SELECT NULL::VARCHAR AS business_id WHERE false';
+              : 'SELECT NULL::VARCHAR AS id WHERE false';
             await connection.run(
-              `CREATE TABLE ${idTable} AS SELECT business_id FROM ids
-                 WHERE business_id NOT IN (${fresh}) ORDER BY rowid`,
+              `CREATE TABLE ${idTable} AS SELECT id FROM ids
+                 WHERE id NOT IN (${fresh}) ORDER BY rowid`,
             );
             const [kept] = await queryRows<{ n: number }>(connection, `SELECT count(*) AS n FROM ${idTable}`);
             items = Number(kept?.n ?? 0);
@@ -130,12 +137,12 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
                   totalBatches: await writeChunks(
                     connection,
                     files,
-                    `SELECT business_id FROM ${idTable} ORDER BY rowid`,
+                    `SELECT id FROM ${idTable} ORDER BY rowid`,
                     items,
                     batchSize,
                     batchesPerChunk,
                     (chunk) => runLayout.idChunk(batchSize, chunk, idPlan),
-                    (row) => row.business_id,
+                    (row) => row.id,
                   ),
                   added: [],
                 };

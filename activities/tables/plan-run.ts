@@ -2,6 +2,7 @@
 // given, the row table).
 import path from 'node:path';
 import {
+  isPeopleDataset,
   runEntity,
   type EnrichDataset,
   type InputSpec,
@@ -9,6 +10,7 @@ import {
   type RunLocation,
   type StagePlan,
 } from '../../pipeline/run-types.js';
+import { InputFileError } from '../../storage/input/index.js';
 import { heartbeat, cancellationSignal } from '../attempt.js';
 import { sqlString } from '../../storage/duckdb.js';
 import { writeParquetTable } from '../parquet-tables.js';
@@ -57,6 +59,16 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
             tempDir: scratch,
             onProgress: (records) => heartbeat({ step: 'reading input', records }),
           });
+          const people = planned.entity === 'prospects';
+          const wrong = datasets?.filter((d) => isPeopleDataset(d) !== people) ?? [];
+          if (wrong.length > 0)
+            throw new InputFileError(
+              'WRONG_ENTITY',
+              input.location,
+              people
+                ? `lists people (columns ${Object.values(planned.mapping.fields).join(', ')}), but ${wrong.join(', ')} enrich companies; name people datasets (profiles, contacts_information) or pass --entity businesses`
+                : `lists companies, but ${wrong.join(', ')} enrich people; pass --entity prospects (and --map for its email, phone_number, network or full_name and company_name columns)`,
+            );
           let match: StagePlan | undefined;
           if (!planned.idsProvided && planned.uniqueKeys > 0) {
             // The keys file's lines are the plan items, in key_id order. Plan files go first, while
@@ -70,7 +82,7 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
               runLayout.matchChunk,
             );
             match = {
-              stage: 'match',
+              stage: people ? 'prospect_match' : 'match',
               totalBatches,
               batchesPerChunk: BATCHES_PER_CHUNK,
               totalItems: planned.uniqueKeys,

@@ -22,6 +22,7 @@ interface EnrichFlags extends RunFlags {
   jobName?: string;
   parameters?: string;
   map?: string;
+  entity?: string;
   format?: string;
   delimiter?: string;
   runKey?: string;
@@ -96,14 +97,14 @@ const PRICES_HELP =
 export function registerEnrichCommands(program: Command): void {
   program
     .command('enrich')
-    .description('Enrich the companies of an input file into Parquet tables, one per dataset')
+    .description('Enrich the companies (or people) of an input file into Parquet tables, one per dataset')
     .requiredOption(
       '--input <location>',
       'input file: s3://bucket/key, a local path or file:// URL (.csv, .jsonl, .parquet)',
     )
     .requiredOption(
       '--datasets <list>',
-      'comma-separated datasets, e.g. firmographics,technographics,company_hierarchies',
+      'comma-separated datasets, e.g. firmographics,technographics,company_hierarchies; for people profiles,contacts_information',
     )
     .requiredOption('--output <location>', 'output prefix: s3://bucket/prefix/ or a local folder')
     .option('--job-name <name>', 'job name (default: the input file name); part of the run id')
@@ -113,7 +114,11 @@ export function registerEnrichCommands(program: Command): void {
     )
     .option(
       '--map <pairs>',
-      'explicit columns, e.g. name=Company,domain=Website (default: recognised by name)',
+      'explicit columns, e.g. name=Company,domain=Website, or for people email=Mail,phone_number=Mobile,full_name=Name,company_name=Employer,network=Profile,prospect_id=Id (default: recognised by name)',
+    )
+    .option(
+      '--entity <entity>',
+      'businesses or prospects (default: recognised from the columns: email, phone, full name, prospect_id mean people)',
     )
     .option('--format <format>', 'csv, jsonl or parquet (default: from the file extension)')
     .option('--delimiter <char>', 'CSV delimiter (default: detected)')
@@ -144,6 +149,7 @@ export function registerEnrichCommands(program: Command): void {
           ...(opts.format ? { format: opts.format } : {}),
           ...(opts.delimiter ? { delimiter: opts.delimiter } : {}),
           ...(opts.map ? { columns: parseColumnMap(opts.map) } : {}),
+          ...(opts.entity ? { entity: opts.entity } : {}),
         },
         datasets: opts.datasets
           .split(',')
