@@ -9,6 +9,9 @@ import { queryRows, withDuckDb } from '../../storage/duckdb.js';
 import { InputFileError, planInput } from '../../storage/plan-input.js';
 import { mapColumns, normalisePhone, prospectKeyOf } from '../../storage/match-keys.js';
 import { runEntity, type InputSpec } from '../../pipeline/run-types.js';
+import { toRunInput, validateJobSpec } from '../../jobs/job-spec.js';
+import { planDryRun } from '../../cli/dry-run.js';
+import { loadConfig } from '../../config/index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-people-'));
 
@@ -250,6 +253,58 @@ describe('planInput of a people list', () => {
         phone_number: null,
         network: 'network.example/in/ada',
       },
+    ]);
+  });
+});
+
+describe('job specs and dry runs of people lists', () => {
+  const spec = (input: Record<string, unknown>, datasets: string[]) =>
+    validateJobSpec({ input: { location: 'people.csv', ...input }, datasets, output: dir }, 'test');
+
+  test('people datasets, input.entity and people columns are accepted and reach the run input', () => {
+    const run = toRunInput(
+      spec({ entity: 'prospects', columns: { email: 'Mail', phone_number: 'Mobile' } }, [
+        'profiles',
+        'contacts_information',
+      ]),
+      'k',
+    );
+    expect(run.input).toEqual({
+      location: 'people.csv',
+      entity: 'prospects',
+      columns: { email: 'Mail', phone_number: 'Mobile' },
+    });
+    expect(run.datasets).toEqual(['profiles', 'contacts_information']);
+  });
+
+  test('a run enriches people or companies, not both; the entity must fit the datasets', () => {
+    expect(() => spec({}, ['profiles', 'firmographics'])).toThrow(
+      /profiles enrich people and firmographics companies; a run enriches one or the other/,
+    );
+    expect(() => spec({ entity: 'businesses' }, ['profiles'])).toThrow(
+      /profiles enrich people, but input.entity is businesses/,
+    );
+    expect(() => spec({ entity: 'prospects' }, ['firmographics'])).toThrow(
+      /input.entity is prospects; a people run's datasets are profiles, contacts_information/,
+    );
+    expect(() => spec({ entity: 'people' }, ['profiles'])).toThrow(/input.entity/);
+  });
+
+  test('a dry run plans a people list by its datasets: prospect_match, then each prospect dataset', async () => {
+    const csv = file(
+      'dry-people.csv',
+      'Email,Phone\n' +
+        Array.from({ length: 60 }, (_, i) => `person${i}@example.com,`).join('\n') +
+        '\nPERSON0@example.com,\n,+1 555\n',
+    );
+    const plan = await planDryRun(spec({ location: csv }, ['profiles', 'contacts_information']), {
+      config: loadConfig({ env: {} }),
+    });
+    expect(plan).toMatchObject({ inputRows: 62, rejectedRows: 1, uniqueKeys: 60, idsProvided: false });
+    expect(plan.stages.map((s) => [s.stage, s.items, s.calls])).toEqual([
+      ['prospect_match', 60, 2],
+      ['profiles', 60, 2],
+      ['contacts_information', 60, 2],
     ]);
   });
 });
