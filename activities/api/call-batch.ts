@@ -81,7 +81,7 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
             calls.matchProspects({ prospects_to_match: items }, options),
           );
         } catch (error) {
-          throw toActivityFailure(error, { items: items.length });
+          throw toActivityFailure(withoutServiceWords(error), { items: items.length });
         }
         const results = keys.map((key, i) => ({
           key_id: key.key_id,
@@ -186,4 +186,21 @@ async function reusedOutcome(
     else misses += 1;
   }
   return { records, misses, calls: 0 };
+}
+
+/**
+ * A failed people match call as its class, HTTP status and retry delay only: the service's words (a
+ * 422's detail above all) may quote a match key, an email, a phone or a name, and a failure travels into
+ * Temporal history, logs and the failures table. The class name is all retries and bisection read.
+ */
+function withoutServiceWords(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const status = (error as { status?: unknown }).status;
+  const redacted = new Error(
+    `prospect match: ${error.name}${typeof status === 'number' ? ` (HTTP ${status})` : ''}; the service's message is left out, as it may quote a match key`,
+  );
+  redacted.name = error.name;
+  const { retryAfterMs } = error as { retryAfterMs?: unknown };
+  if (typeof retryAfterMs === 'number') Object.assign(redacted, { retryAfterMs });
+  return redacted;
 }

@@ -14,6 +14,7 @@ import { stageWorkflowId } from '../../workflows/enrich-run.js';
 import {
   readTable,
   s3Location,
+  setFaults,
   startPipelineStack,
   uploadFile,
   type PipelineStack,
@@ -247,5 +248,84 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
     expect(all).toContain('prospect_match');
     const leaked = personal.filter((value) => all.includes(value.toLowerCase()));
     expect(leaked).toEqual([]);
+  });
+});
+
+describe('enrich: a people match batch the service refuses', () => {
+  let summary: RunSummary;
+  let people: Person[];
+
+  afterAll(async () => setFaults(stack.sandbox, []));
+
+  beforeAll(async () => {
+    people = (await knownPeople(40)).filter((p) => p.email).slice(0, 8);
+    expect(people.length).toBe(8);
+    // The service refuses any request holding the third person's email, with a 422 that quotes it.
+    await setFaults(stack.sandbox, [
+      { match: 'matchProspects', kind: 'reject', bodyContains: people[2]!.email! },
+    ]);
+    const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-people-e2e-'));
+    const local = path.join(dir, 'refused.csv');
+    writeFileSync(local, ['email', ...people.map((p) => p.email!)].join('\n') + '\n');
+    const input = `${s3Location('inputs')}refused.csv`;
+    await uploadFile(stack.config, input, local);
+    const { runId } = await startRun(
+      stack.client,
+      stack.config,
+      validateJobSpec(
+        {
+          job_name: 'people-refused',
+          input: { location: input },
+          datasets: ['profiles'],
+          output: s3Location('people'),
+        },
+        'test',
+      ),
+    );
+    summary = (await stack.client.workflow.getHandle(runId).result()) as RunSummary;
+  });
+
+  test('bisection isolates the refused key; its failure names the key id, not the email', async () => {
+    expect(summary.status).toBe('completed_with_failures');
+    const matches = await readTable<{ row_number: string; prospect_id: string | null; match_status: string }>(
+      stack.config,
+      summary.outputPrefix,
+      'prospect_matches',
+      'SELECT * FROM t ORDER BY row_number',
+    );
+    expect(matches.rows.map((r) => r.match_status)).toEqual([
+      'matched',
+      'matched',
+      'match_failed',
+      'matched',
+      'matched',
+      'matched',
+      'matched',
+      'matched',
+    ]);
+    const failures = await readTable<{ stage: string; error_type: string; message: string; items: string[] }>(
+      stack.config,
+      summary.outputPrefix,
+      'failures',
+    );
+    expect(failures.rows).toHaveLength(1);
+    expect(failures.rows[0]).toMatchObject({
+      stage: 'prospect_match',
+      error_type: 'ValidationError',
+      items: ['key_id 2'],
+    });
+    expect(failures.rows[0]!.message).not.toContain(people[2]!.email!);
+    const histories: string[] = [];
+    for (const workflowId of [summary.runId, stageWorkflowId(summary.runId, 'prospect_match')]) {
+      const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+      histories.push(
+        JSON.stringify(history, (_key, value: unknown) =>
+          value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value,
+        ),
+      );
+    }
+    const all = histories.join('\n').toLowerCase();
+    expect(all).toContain('validationerror');
+    expect(people.filter((p) => all.includes(p.email!.toLowerCase())).map((p) => p.email)).toEqual([]);
   });
 });
