@@ -328,4 +328,25 @@ describe('enrich: a people match batch the service refuses', () => {
     expect(all).toContain('validationerror');
     expect(people.filter((p) => all.includes(p.email!.toLowerCase())).map((p) => p.email)).toEqual([]);
   });
+
+  test('runs retry matches the refused key once the service takes it, enriches its person, and completes', async () => {
+    await setFaults(stack.sandbox, []);
+    const done = (await stack.client.workflow.execute('retryRunWorkflow', {
+      workflowId: `${summary.runId}.retry-1`,
+      taskQueue: stack.config.temporal.taskQueue,
+      args: [{ previous: summary, apiTaskQueue: stack.config.temporal.apiTaskQueue }],
+    })) as RunSummary;
+    expect(done.status).toBe('completed');
+    const matches = await readTable<{ prospect_id: string | null; match_status: string }>(
+      stack.config,
+      done.outputPrefix,
+      'prospect_matches',
+      'SELECT * FROM t ORDER BY row_number',
+    );
+    expect(matches.rows.map((r) => r.prospect_id)).toEqual(people.map((p) => p.prospect_id));
+    const profiles = await readTable<{ prospect_id: string }>(stack.config, done.outputPrefix, 'profiles');
+    expect(new Set(profiles.rows.map((r) => r.prospect_id))).toEqual(
+      new Set(people.map((p) => p.prospect_id)),
+    );
+  });
 });
