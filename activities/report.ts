@@ -151,12 +151,17 @@ export function renderRunReport(manifest: RunManifest, extras: RunReportExtras =
     );
   }
 
+  // A people run's ids are prospect ids (the manifest keeps the one count name for both).
+  const ids = manifest.tables.some((t) => t.name === 'prospect_matches') ? 'prospect ids' : 'business ids';
   out.push('## Rows', '');
   const countRows: (string | number)[][] = [];
   for (const [key, value] of Object.entries(counts)) {
     if (typeof value !== 'number') continue;
     if (key === 'unique_match_keys' && value === 0) continue;
-    const label = COUNT_LABELS[key] ?? key.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase());
+    const label =
+      key === 'unique_business_ids'
+        ? `Unique ${ids}`
+        : (COUNT_LABELS[key] ?? key.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()));
     const share =
       key === 'rejected_rows'
         ? percent(value, counts.input_rows) + ' of input rows'
@@ -171,7 +176,7 @@ export function renderRunReport(manifest: RunManifest, extras: RunReportExtras =
   if (datasetStages.length > 0) {
     out.push('## Coverage per dataset', '');
     out.push(
-      `Coverage is the share of the run's ${int(counts.unique_business_ids)} unique business ids for which the dataset has a record.`,
+      `Coverage is the share of the run's ${int(counts.unique_business_ids)} unique ${ids} for which the dataset has a record.`,
       '',
     );
     out.push(

@@ -225,6 +225,7 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
     );
     const report = (await store.getBytes(`${prefix}report.md`)).toString('utf8');
     expect(report).toContain('prospect_match');
+    expect(report).toContain('unique prospect ids for which the dataset has a record');
   });
 
   test("no email, phone or name of the input appears in the run's workflow histories", async () => {
