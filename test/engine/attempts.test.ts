@@ -156,6 +156,16 @@ describe('calls counted as the service receives them', () => {
     expect(heartbeats[0]).toEqual({ requests: 2 });
   });
 
+  it('a first attempt does not heartbeat for its request; a retry presumes it was sent', async () => {
+    const heartbeats: unknown[] = [];
+    const first = new MockActivityEnvironment({ attempt: 1 });
+    first.on('heartbeat', (details: unknown) => heartbeats.push(details));
+    await expect(first.run(send(), undefined)).resolves.toBe(1);
+    expect(heartbeats).toEqual([]);
+    // The retry finds no count in the heartbeat details: the first attempt's request, and its own.
+    await expect(new MockActivityEnvironment({ attempt: 2 }).run(send(), undefined)).resolves.toBe(2);
+  });
+
   it('an attempt that fails before sending counts nothing of its own, and its failure says so', async () => {
     const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { requests: 1 } });
     const early = inAttempt('apiCall', () => Promise.reject(new Error('plan file unreadable')));
