@@ -1,7 +1,6 @@
 // Typed client of the Data Service over undici: one connection pool per origin with keep-alive,
 // requests checked against the contract before they are sent, responses checked after, and every
 // failure turned into one of the named errors of ./errors.ts. It never retries: Temporal does.
-import type { Static, TSchema } from 'typebox';
 import { Pool } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import {
@@ -13,106 +12,50 @@ import {
   HttpValidationErrorSchema,
   InsufficientCreditsBodySchema,
   PROSPECT_BULK_ENRICH_ROUTES,
-  RATE_LIMIT_LIMIT_HEADER,
-  RATE_LIMIT_REMAINING_HEADER,
-  RATE_LIMIT_RESET_HEADER,
-  RETRY_AFTER_HEADER,
   ROUTES,
   TENANT_HEADER,
   type BulkDataset,
   type BulkEnrichRequest,
   type BulkEnrichResponse,
-  type OperationName,
   type ProspectBulkEnrichRequest,
   type ProspectBulkEnrichResponse,
   type ProspectDataset,
   type RouteSpec,
-  type Routes,
 } from '../contract/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import type { DataServiceError } from './errors.js';
 import {
   AuthError,
-  ConnectionError,
   InsufficientCreditsError,
   MalformedResponseError,
   NotFoundError,
   RateLimitedError,
   RequestRejectedError,
-  RequestTimeoutError,
   ServerError,
   ValidationError,
   type DataServiceErrorContext,
 } from './errors.js';
+import type {
+  ApiResponse,
+  CallOptions,
+  DataServiceClientOptions,
+  RequestBody,
+  RequestQuery,
+  ResponseBody,
+  SchemaOf,
+} from './types.js';
+import {
+  bodyFailure,
+  headerValue,
+  parseJson,
+  parseRateLimit,
+  requestFailure,
+  retryAfterMs,
+  scalarText,
+} from './wire.js';
 
-export interface DataServiceClientOptions {
-  /** Base address, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
-  baseUrl: string;
-  /** Sent in the `api_key` header; never logged nor put in errors. */
-  apiKey: string;
-  /** Default `tenant` header of every call that accepts one; a call's own `tenant` wins. */
-  tenant?: string;
-  /** Maximum open connections to the origin. Default 16. */
-  connections?: number;
-  /** Milliseconds to establish a TCP connection before `RequestTimeoutError` (phase `connect`). Default 10,000 ms. */
-  connectTimeoutMs?: number;
-  /** Milliseconds from sending a request to receiving all response headers (phase `headers`). Default 30,000 ms. */
-  headersTimeoutMs?: number;
-  /** Milliseconds allowed between two chunks of a response body (phase `body`); 0 disables it. Default 30,000 ms. */
-  bodyTimeoutMs?: number;
-  /** Milliseconds an idle kept-alive connection stays open, unless the server hints shorter. Default 10,000 ms. */
-  keepAliveTimeoutMs?: number;
-  /** Largest response body accepted, in bytes; larger gives `MalformedResponseError` (`too-large`). Default 32 MiB. */
-  maxResponseBytes?: number;
-  /** Check 200 bodies against the contract (a mismatch is a `MalformedResponseError`). Default true. */
-  validateResponses?: boolean;
-  /**
-   * Refuse requests the contract rejects without sending them (`ValidationError`, `sent: false`).
-   * Default true; false leaves the verdict to the service's 422, as tests of the service do.
-   */
-  validateRequests?: boolean;
-  /** Debug lines per call (operation, status, correlation id, milliseconds). Default: silent. */
-  logger?: Logger;
-}
-
-export interface CallOptions {
-  /** `tenant` header of this call, overriding the client's. */
-  tenant?: string;
-  /** Aborts the call; gives `RequestTimeoutError` with phase `aborted`. */
-  signal?: AbortSignal;
-  /** Overall deadline of this call in milliseconds, on top of the per-phase timeouts. No default. */
-  timeoutMs?: number;
-}
-
-/** The `X-RateLimit-*` headers of a response. */
-export interface RateLimitInfo {
-  /** Requests allowed per window. */
-  limit: number;
-  /** Requests left in the window. */
-  remaining: number;
-  /** Unix seconds at which the window frees a request. */
-  resetAt: number;
-}
-
-/** A typed 200 body and what the response said about it. */
-export interface ApiResponse<T> {
-  body: T;
-  status: number;
-  /** `X-Correlation-Id` header, else `response_context.correlation_id`. */
-  correlationId: string | undefined;
-  /** Absent when the response carries no rate-limit headers (operations without a key). */
-  rateLimit: RateLimitInfo | undefined;
-}
-
-type SchemaOf<R, K extends string> = R extends { readonly [P in K]: infer S extends TSchema }
-  ? Static<S>
-  : never;
-/** Request body type of an operation. */
-export type RequestBody<K extends OperationName> = SchemaOf<Routes[K], 'body'>;
-/** Query type of an operation. */
-export type RequestQuery<K extends OperationName> = SchemaOf<Routes[K], 'querystring'>;
-/** 200 body type of an operation. */
-export type ResponseBody<K extends OperationName> = SchemaOf<Routes[K], 'response'>;
+export type * from './types.js';
+export { parseRateLimit, retryAfterMs, type RateLimitInfo } from './wire.js';
 
 interface CallInput {
   body?: unknown;
@@ -128,98 +71,6 @@ const DEFAULTS = {
   keepAliveTimeoutMs: 10_000,
   maxResponseBytes: 32 * 1024 * 1024,
 };
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** Parses `X-RateLimit-Limit/Remaining/Reset`; undefined unless all three are integers. */
-export function parseRateLimit(headers: IncomingHttpHeaders): RateLimitInfo | undefined {
-  const [limit, remaining, resetAt] = [
-    RATE_LIMIT_LIMIT_HEADER,
-    RATE_LIMIT_REMAINING_HEADER,
-    RATE_LIMIT_RESET_HEADER,
-  ].map((name) => Number(headerValue(headers, name) ?? Number.NaN));
-  if (![limit, remaining, resetAt].every((n) => Number.isInteger(n))) return undefined;
-  return { limit: limit as number, remaining: remaining as number, resetAt: resetAt as number };
-}
-
-/** Milliseconds to wait after a 429: `Retry-After` (seconds or HTTP date), else the body, else the reset time. */
-export function retryAfterMs(
-  headers: IncomingHttpHeaders,
-  body: unknown,
-  now = Date.now(),
-): number | undefined {
-  const header = headerValue(headers, RETRY_AFTER_HEADER)?.trim();
-  if (header) {
-    if (/^\d+(\.\d+)?$/.test(header)) return Math.round(Number(header) * 1000);
-    const date = Date.parse(header);
-    if (!Number.isNaN(date)) return Math.max(0, date - now);
-  }
-  const fromBody = (body as { retry_after?: unknown } | undefined)?.retry_after;
-  if (typeof fromBody === 'number' && fromBody >= 0) return Math.round(fromBody * 1000);
-  const reset = parseRateLimit(headers)?.resetAt;
-  return reset === undefined ? undefined : Math.max(0, reset * 1000 - now);
-}
-
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-function isAbort(error: unknown): boolean {
-  const name = (error as { name?: unknown } | null)?.name;
-  return name === 'AbortError' || name === 'TimeoutError' || errorCode(error) === 'UND_ERR_ABORTED';
-}
-
-/** Classifies a failure of sending the request or waiting for its headers. */
-function requestFailure(error: unknown, label: string, context: DataServiceErrorContext): DataServiceError {
-  const code = errorCode(error);
-  const ctx = { ...context, cause: error };
-  if (code === 'UND_ERR_CONNECT_TIMEOUT')
-    return new RequestTimeoutError(`${label}: connect timeout`, 'connect', ctx);
-  if (code === 'UND_ERR_HEADERS_TIMEOUT')
-    return new RequestTimeoutError(`${label}: no response headers in time`, 'headers', ctx);
-  if (code === 'UND_ERR_BODY_TIMEOUT')
-    return new RequestTimeoutError(`${label}: response body stalled`, 'body', ctx);
-  if (isAbort(error)) return new RequestTimeoutError(`${label}: aborted`, 'aborted', ctx);
-  if (code?.startsWith('HPE_'))
-    return new MalformedResponseError(`${label}: invalid HTTP response`, 'protocol', ctx);
-  const message = error instanceof Error ? error.message : String(error);
-  return new ConnectionError(`${label}: connection failed (${code ?? message})`, ctx);
-}
-
-/** Classifies a failure while reading a response body whose headers arrived. */
-function bodyFailure(error: unknown, label: string, context: DataServiceErrorContext): DataServiceError {
-  const code = errorCode(error);
-  const ctx = { ...context, cause: error };
-  if (code === 'UND_ERR_BODY_TIMEOUT')
-    return new RequestTimeoutError(`${label}: response body stalled`, 'body', ctx);
-  if (isAbort(error)) return new RequestTimeoutError(`${label}: aborted`, 'aborted', ctx);
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
-    return new MalformedResponseError(`${label}: response too large`, 'too-large', ctx);
-  return new MalformedResponseError(
-    `${label}: response body cut short (${code ?? 'read error'})`,
-    'truncated',
-    ctx,
-  );
-}
-
-/** Text of a path or query value (the contract allows only scalars there). */
-function scalarText(value: unknown): string {
-  return typeof value === 'object' && value !== null
-    ? JSON.stringify(value)
-    : `${value as string | number | boolean | undefined}`;
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
 
 export class DataServiceClient {
   private readonly pool: Pool;

@@ -5,7 +5,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { sqlIdent, sqlString } from './duckdb.js';
-import type { MatchKey, ProspectKey } from './match-keys.js';
+import type { MatchKey } from './match-keys.js';
+import type { ProspectKey } from './people-keys.js';
 
 // eslint-disable-next-line no-control-regex -- the characters JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;

@@ -22,11 +22,9 @@ import {
   lowerSimple,
   mapColumns,
   matchKeyOf,
-  PROSPECT_ID,
-  prospectDedupKeyOf,
-  prospectKeyOf,
   type ColumnMapping,
 } from './match-keys.js';
+import { PROSPECT_ID, prospectDedupKeyOf, prospectKeyOf } from './people-keys.js';
 import { PlanFiles } from './plan-files.js';
 
 export { InputFileError } from './input/index.js';
