@@ -1,12 +1,14 @@
 // The generated world: the same seed gives byte-identical answers from two fresh generations (one with
 // prospects made in a worker thread, one inline), the file is reused while seed and sizes match and
-// rebuilt when they do not, and the committed demo input still matches its generator.
+// rebuilt when they do not, and the committed demo inputs still match their generators.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULK_DATASETS, BULK_ENRICH_ROUTES, ROUTES } from '../../contract/index.js';
 import { buildSandbox } from '../../sandbox/app.js';
 import { SAMPLE_PATH, sampleInputLines } from '../../sandbox/sample-input.js';
+import { SAMPLE_PEOPLE_PATH, samplePeople } from '../../sandbox/sample-people.js';
+import { isFictionalPhone, isReservedMailAddress } from '../../sandbox/data/contacts.js';
 import { API_KEY, call, tempDir } from './support.js';
 
 const WORLD = { seed: 'determinism', businesses: 600, prospects: 2500 } as const;
@@ -165,5 +167,24 @@ describe('demo input', () => {
     expect(lines[0]).toBe('company,website,domain,network_url,country');
     expect(lines.length).toBeGreaterThanOrEqual(251);
     expect(lines.filter((line) => /^,*$|^,,,,[A-Z]*$/.test(line)).length).toBeGreaterThan(0);
+  });
+
+  it('samples/people.csv is what sandbox/sample-people.ts writes: known, unknown and unusable people, on reserved addresses and numbers only', () => {
+    const committed = readFileSync(SAMPLE_PEOPLE_PATH, 'utf8');
+    const sample = samplePeople();
+    expect(committed).toBe(`${sample.lines.join('\n')}\n`);
+    const lines = committed.trimEnd().split('\n');
+    expect(lines[0]).toBe('Full Name,Company,Work Email,Phone,LinkedIn URL');
+    const count = (kind: string) => sample.rows.filter((r) => r.kind === kind).length;
+    expect(count('known')).toBeGreaterThan(250);
+    expect(count('unknown')).toBeGreaterThan(5);
+    expect(count('unusable')).toBeGreaterThan(5);
+    for (const line of lines.slice(1)) {
+      const [, , email, phone] = line.split(',') as [string, string, string, string, string];
+      if (email.includes('@') && /@[^\s@]+\.[^\s@]+/.test(email))
+        expect(isReservedMailAddress(email.trim()), email).toBe(true);
+      const digits = phone.replace(/\D/g, '').replace(/^00/, '');
+      if (digits.length >= 8) expect(isFictionalPhone(`+${digits}`), phone).toBe(true);
+    }
   });
 });
