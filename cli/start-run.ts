@@ -260,7 +260,7 @@ export function formatSummary(summary: RunSummary): string {
   const lines = [
     `run ${summary.runId}: ${summary.status.replaceAll('_', ' ')}`,
     `  input rows: ${summary.plan.inputRows} (${summary.plan.rejectedRows} rejected)`,
-    `  matched rows: ${summary.enrichPlan.matchedRows}, unmatched: ${summary.enrichPlan.unmatchedRows}, unique business ids: ${summary.enrichPlan.uniqueIds}`,
+    `  matched rows: ${summary.enrichPlan.matchedRows}, unmatched: ${summary.enrichPlan.unmatchedRows}, unique ${summary.plan.entity === 'prospects' ? 'prospect' : 'business'} ids: ${summary.enrichPlan.uniqueIds}`,
   ];
   const skipped = (stage: string) => {
     const fresh = summary.enrichPlan.stages.find((s) => s.stage === stage)?.skippedFresh;
