@@ -8,20 +8,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
 import pLimit from 'p-limit';
 import { DataServiceClient } from '../client/index.js';
-import {
-  rssMb,
-  sandboxAdmin,
-  startBenchSandbox,
-  startBenchWorker,
-  waitForPollers,
-  WORKER_ENV,
-  workerNodeFlags,
-  writeCompanyInput,
-} from './support.js';
-import { startTemporalDevServer } from '../stack/temporal.js';
+import { rssMb, runPhases, sampleRss, sandboxAdmin, startBenchStack, writeCompanyInput } from './support.js';
 import type { RunSummary } from '../pipeline/run-types.js';
 import type { BulkDataset } from '../contract/datasets.js';
 
@@ -41,7 +30,6 @@ const businesses = Number(args.businesses);
 const rows = Number(args.rows);
 const ratePerSecond = Number(args.rate);
 const latencyMs = Number(args.latency);
-const nodeFlags = workerNodeFlags(Number(args.heap));
 const DATASETS: BulkDataset[] = ['firmographics', 'technographics', 'funding_and_acquisition'];
 const KEY = 'bench-key';
 const ADMIN = 'bench-admin';
@@ -58,42 +46,20 @@ try {
   const input = path.join(work, 'companies.csv');
   writeCompanyInput(input, businesses, rows);
   const lines = readFileSync(input, 'utf8').trimEnd().split('\n');
-  const t0 = Date.now();
-  const { url: sandboxUrl } = await startBenchSandbox(children, {
+  const stack = await startBenchStack(children, {
     businesses,
     ratePerSecond,
     apiKey: KEY,
     adminKey: ADMIN,
     preload: DATASETS,
+    latencyMs,
+    heapMb: Number(args.heap),
+    workDir: work,
   });
-  console.log(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (indexes and datasets loaded)`);
-  await admin(sandboxUrl, 'PUT', 'faults', { rules: [{ match: '/v1/*', kind: 'latency', latencyMs }] });
-
-  const temporal = await startTemporalDevServer({ dataDir: path.join(work, 'temporal'), headless: true });
-  const env = {
-    ENRICHFLOW_TEMPORAL_ADDRESS: temporal.address,
-    ENRICHFLOW_API_BASE_URL: sandboxUrl,
-    ENRICHFLOW_API_KEY: KEY,
-    ENRICHFLOW_API_RATE_PER_MINUTE: String(ratePerSecond * 60),
-    ENRICHFLOW_WORKER_MAX_ACTIVITIES: '96',
-    LOG_LEVEL: 'warn',
-  };
-  const { process: worker, compiled } = startBenchWorker(children, env, nodeFlags);
-  const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
-  await waitForPollers(client, ['enrichflow', 'enrichflow-api']);
-  console.log(
-    `worker ready (${compiled ? 'compiled dist/' : 'TypeScript via tsx'}, ${nodeFlags.join(' ')}, MALLOC_ARENA_MAX=${WORKER_ENV.MALLOC_ARENA_MAX})`,
-  );
+  const { client, worker, sandboxUrl } = stack;
 
   // The worker's RSS over time, to tell which phase sets the peak.
-  const rssSamples: [number, number][] = [];
-  const sampler = setInterval(() => {
-    try {
-      rssSamples.push([Date.now(), rssMb(worker.pid!, 'VmRSS')]);
-    } catch {
-      // the worker is gone
-    }
-  }, 200);
+  const rss = sampleRss(worker.pid!);
   const started = Date.now();
   const summary = (await client.workflow.execute('enrichRunWorkflow', {
     taskQueue: 'enrichflow',
@@ -111,9 +77,7 @@ try {
     ],
   })) as RunSummary;
   const elapsed = (Date.now() - started) / 1000;
-  clearInterval(sampler);
-  const peakBetween = (from: number, to: number) =>
-    Math.max(0, ...rssSamples.filter(([t]) => t >= from && t <= to).map(([, mb]) => mb)).toFixed(0);
+  rss.stop();
   const workerRss = rssMb(worker.pid!, 'VmHWM');
   const calls = summary.stages.reduce((sum, s) => sum + s.calls, 0);
   const apiSeconds =
@@ -185,30 +149,9 @@ try {
   const baseline = (Date.now() - baselineStart) / 1000;
   await service.close();
 
-  const firstStage = Math.min(...summary.stages.map((s) => s.startedAt));
-  const lastStage = Math.max(...summary.stages.map((s) => s.updatedAt));
-  const matchStage = summary.stages.find((s) => s.stage === 'match');
-  const datasetsStart = Math.min(
-    ...summary.stages.filter((s) => s.stage !== 'match').map((s) => s.startedAt),
-  );
-  const memory = [
-    `planning ${peakBetween(started, firstStage)}`,
-    matchStage ? `match ${peakBetween(matchStage.startedAt, matchStage.updatedAt)}` : '',
-    matchStage ? `enrich plan ${peakBetween(matchStage.updatedAt, datasetsStart)}` : '',
-    `datasets ${peakBetween(datasetsStart, lastStage)}`,
-    `commit ${peakBetween(lastStage, started + elapsed * 1000)}`,
-  ].filter(Boolean);
-  const phases = [
-    `planning ${((firstStage - started) / 1000).toFixed(1)} s`,
-    matchStage ? `match ${((matchStage.updatedAt - matchStage.startedAt) / 1000).toFixed(1)} s` : '',
-    matchStage
-      ? `enrich plan ${((Math.min(...summary.stages.filter((s) => s.stage !== 'match').map((s) => s.startedAt)) - matchStage.updatedAt) / 1000).toFixed(1)} s`
-      : '',
-    `datasets ${((lastStage - Math.min(...summary.stages.filter((s) => s.stage !== 'match').map((s) => s.startedAt))) / 1000).toFixed(1)} s`,
-    `commit ${((started + elapsed * 1000 - lastStage) / 1000).toFixed(1)} s`,
-  ].filter(Boolean);
+  const phases = runPhases(summary, started, started + elapsed * 1000);
   const report = [
-    `phases: ${phases.join(', ')}`,
+    `phases: ${phases.map((p) => `${p.name} ${((p.to - p.from) / 1000).toFixed(1)} s`).join(', ')}`,
     `calls (enrichflow): ${calls} (match ${summary.stages[0]?.calls}, datasets ${summary.stages
       .slice(1)
       .map((s) => s.calls)
@@ -216,12 +159,11 @@ try {
     `ideal at ${ratePerSecond}/s: ${ideal.toFixed(1)} s`,
     `enrichflow end to end: ${elapsed.toFixed(1)} s = ${(elapsed / ideal).toFixed(3)} x ideal (API stages ${apiSeconds.toFixed(1)} s, ${(calls / apiSeconds).toFixed(1)} calls/s)`,
     `plain p-limit script, same calls (${baselineCalls}, ${baselineRetries} retried after a 429) at the same rate: ${baseline.toFixed(1)} s; enrichflow = ${(elapsed / baseline).toFixed(3)} x the script`,
-    `worker peak RSS: ${workerRss.toFixed(0)} MB (peak per phase, MB: ${memory.join(', ')})`,
+    `worker peak RSS: ${workerRss.toFixed(0)} MB (peak per phase, MB: ${phases.map((p) => `${p.name} ${rss.peakBetween(p.from, p.to).toFixed(0)}`).join(', ')})`,
     `output rows: ${summary.tables.map((t) => `${t.table} ${t.rows}`).join(', ')}`,
   ];
   console.log(report.join('\n'));
-  await client.connection.close();
-  await temporal.stop();
+  await stack.stop();
 } finally {
   for (const child of children) child.kill('SIGTERM');
 }
