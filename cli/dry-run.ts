@@ -23,9 +23,10 @@ export interface DryRunStage {
   calls: number;
   /** True when `calls` is exact; false when it is an upper bound (ids come from matching). */
   exact: boolean;
-  creditsPerRecord: number;
-  /** Upper bound: every item returns a record. */
-  maxCredits: number;
+  /** Null when no price is known for the stage's operation (the prospect operations by default). */
+  creditsPerRecord: number | null;
+  /** Upper bound: every item returns a record; null when the stage is unpriced. */
+  maxCredits: number | null;
 }
 
 export interface DryRunPlan {
@@ -35,14 +36,19 @@ export interface DryRunPlan {
   output: string;
   inputRows: number;
   rejectedRows: number;
-  /** Distinct match keys, or distinct business ids when the input carries them. */
+  /** Distinct match keys, or distinct business (prospect) ids when the input carries them. */
   uniqueKeys: number;
   idsProvided: boolean;
+  /** Present for a people list. */
+  entity?: 'prospects';
   stages: DryRunStage[];
   /** Calls of every stage; exact when every stage is exact, else an upper bound. */
   maxCalls: number;
+  /** Credits of the priced stages; the `unpriced` stages are not in it. */
   maxCredits: number;
   prices: { source: string };
+  /** Stages with no known price, when there are any: the credits leave them out. */
+  unpriced?: StageName[];
   budget?: { maxCalls: number; fits: boolean };
   maxAge?: string;
   notes: string[];
@@ -104,15 +110,19 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
   );
   const calls = (items: number, batchSize: number) => Math.ceil(items / batchSize);
   const stages: DryRunStage[] = [];
+  const priced = (items: number, price: number | null) => ({
+    creditsPerRecord: price,
+    maxCredits: price === null ? null : credits(items * price),
+  });
   if (!planned.idsProvided) {
+    const people = planned.entity === 'prospects';
     stages.push({
-      stage: planned.entity === 'prospects' ? 'prospect_match' : 'match',
+      stage: people ? 'prospect_match' : 'match',
       items: planned.uniqueKeys,
       batchSize: BATCH_SIZE,
       calls: calls(planned.uniqueKeys, BATCH_SIZE),
       exact: true,
-      creditsPerRecord: prices.match,
-      maxCredits: credits(planned.uniqueKeys * prices.match),
+      ...priced(planned.uniqueKeys, people ? prices.prospectMatch : prices.match),
     });
   }
   // Each match key resolves to at most one id, so the distinct ids are at most the distinct keys.
@@ -125,18 +135,23 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
       batchSize,
       calls: calls(planned.uniqueKeys, batchSize),
       exact: planned.idsProvided,
-      creditsPerRecord: price,
-      maxCredits: credits(planned.uniqueKeys * price),
+      ...priced(planned.uniqueKeys, price),
     });
   }
   const maxCalls = stages.reduce((sum, s) => sum + s.calls, 0);
-  const maxCredits = credits(stages.reduce((sum, s) => sum + s.maxCredits, 0));
+  const maxCredits = credits(stages.reduce((sum, s) => sum + (s.maxCredits ?? 0), 0));
+  const unpriced = stages.filter((s) => s.creditsPerRecord === null).map((s) => s.stage);
   const notes = [
     'Credits are an upper bound: the service bills only returned records (errors and empty results are not billed); the estimate counts every id as found.',
   ];
+  if (unpriced.length > 0) {
+    notes.push(
+      `No price is known for ${unpriced.join(', ')}: neither the spec nor the provider's documentation gives one for these prospect operations, so the credits above leave them out. Give their prices in a price file (--prices, keys ${unpriced.join(', ')}) to include them.`,
+    );
+  }
   if (!planned.idsProvided) {
     notes.push(
-      'Dataset calls are at most: ids come from matching, and unmatched keys or keys matching the same business need fewer.',
+      `Dataset calls are at most: ids come from matching, and unmatched keys or keys matching the same ${planned.entity === 'prospects' ? 'person' : 'business'} need fewer.`,
     );
   }
   const budget =
@@ -160,10 +175,12 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
     rejectedRows: planned.rejectedRows,
     uniqueKeys: planned.uniqueKeys,
     idsProvided: planned.idsProvided,
+    ...(planned.entity === 'prospects' ? { entity: 'prospects' as const } : {}),
     stages,
     maxCalls,
     maxCredits,
     prices: { source: prices.source },
+    ...(unpriced.length > 0 ? { unpriced } : {}),
     ...(budget ? { budget } : {}),
     ...(spec.max_age ? { maxAge: spec.max_age } : {}),
     notes,
@@ -182,7 +199,7 @@ export function formatDryRun(plan: DryRunPlan): string {
     `  input rows   ${fmt(plan.inputRows)}`,
     `  rejected     ${fmt(plan.rejectedRows)}`,
     plan.idsProvided
-      ? `  business ids ${fmt(plan.uniqueKeys)} unique (provided in the input; no match step)`
+      ? `  ${plan.entity === 'prospects' ? 'prospect' : 'business'} ids ${fmt(plan.uniqueKeys)} unique (provided in the input; no match step)`
       : `  match keys   ${fmt(plan.uniqueKeys)} unique`,
     '',
   ];
@@ -192,10 +209,17 @@ export function formatDryRun(plan: DryRunPlan): string {
     `${s.exact ? '' : '≤ '}${fmt(s.items)}`,
     fmt(s.batchSize),
     `${s.exact ? '' : '≤ '}${fmt(s.calls)}`,
-    fmt(s.creditsPerRecord),
-    fmt(s.maxCredits),
+    s.creditsPerRecord === null ? 'no price' : fmt(s.creditsPerRecord),
+    s.maxCredits === null ? 'unknown' : fmt(s.maxCredits),
   ]);
-  rows.push(['total', '', '', `${allExact ? '' : '≤ '}${fmt(plan.maxCalls)}`, '', fmt(plan.maxCredits)]);
+  rows.push([
+    'total',
+    '',
+    '',
+    `${allExact ? '' : '≤ '}${fmt(plan.maxCalls)}`,
+    '',
+    `${fmt(plan.maxCredits)}${plan.unpriced ? ' + unpriced' : ''}`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     '  ' +

@@ -1,9 +1,12 @@
 // The price table a dry run estimates credits with: credits per returned record, per dataset, and per
 // matched key for the match step. The service bills only returned records (errors and empty results
-// are not billed), so a price applies to what comes back, never to a call.
+// are not billed), so a price applies to what comes back, never to a call. Neither the spec nor the
+// provider's documentation gives a price for the prospect operations (prospect match, profiles,
+// contacts_information), so they have none unless a price file names them (or gives a `default`): a
+// dry run says they are unpriced rather than guess.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import type { EnrichDataset } from '../pipeline/run-types.js';
+import { isPeopleDataset, type EnrichDataset } from '../pipeline/run-types.js';
 import { ENRICH_DATASETS } from './job-spec.js';
 
 /** Thrown when a price file cannot be read or holds a wrong entry; the message names the entry. */
@@ -15,34 +18,40 @@ export class PriceTableError extends Error {
 export interface PriceTable {
   /** Credits per matched key (a match result carrying a business id). */
   match: number;
-  /** Credits per returned record, per dataset. */
-  datasets: Record<EnrichDataset, number>;
+  /** Credits per matched key of a people list (`prospect_match`); null: no price is known. */
+  prospectMatch: number | null;
+  /** Credits per returned record, per dataset; null: no price is known (prospect datasets by default). */
+  datasets: Record<EnrichDataset, number | null>;
   /** Where the prices came from: `built-in defaults` or the file. */
   source: string;
 }
 
-/** Every dataset 1 credit per record, matching free. */
+/** Every company dataset 1 credit per record, matching free; the prospect operations unpriced. */
 export const DEFAULT_RECORD_PRICE = 1;
 export const DEFAULT_MATCH_PRICE = 0;
+const NON_DATASET_KEYS = ['match', 'prospect_match', 'default'];
 
 export function defaultPriceTable(): PriceTable {
   return {
     match: DEFAULT_MATCH_PRICE,
-    datasets: Object.fromEntries(ENRICH_DATASETS.map((d) => [d, DEFAULT_RECORD_PRICE])) as Record<
-      EnrichDataset,
-      number
-    >,
+    prospectMatch: null,
+    datasets: Object.fromEntries(
+      ENRICH_DATASETS.map((d) => [d, isPeopleDataset(d) ? null : DEFAULT_RECORD_PRICE]),
+    ) as Record<EnrichDataset, number | null>,
     source: 'built-in defaults',
   };
 }
 
 /**
- * Builds a price table from a parsed file: a mapping whose keys are dataset names, `match`, or
- * `default` (the price of every dataset not listed), and whose values are credits ≥ 0.
+ * Builds a price table from a parsed file: a mapping whose keys are dataset names, `match`,
+ * `prospect_match`, or `default` (the price of every dataset not listed), and whose values are
+ * credits ≥ 0. Without a `default`, unlisted company datasets cost 1 and unlisted prospect datasets
+ * stay unpriced; `prospect_match` is unpriced unless given.
  * ```yaml
  * default: 1
  * match: 0
  * company_hierarchies: 3
+ * prospect_match: 0
  * ```
  */
 export function parsePriceTable(value: unknown, source: string): PriceTable {
@@ -54,9 +63,9 @@ export function parsePriceTable(value: unknown, source: string): PriceTable {
   const problems: string[] = [];
   const prices = new Map<string, number>();
   for (const [key, raw] of Object.entries(value as Record<string, unknown>)) {
-    if (key !== 'match' && key !== 'default' && !(ENRICH_DATASETS as readonly string[]).includes(key)) {
+    if (!NON_DATASET_KEYS.includes(key) && !(ENRICH_DATASETS as readonly string[]).includes(key)) {
       problems.push(
-        `${key}: not a dataset; expected "match", "default" or one of ${ENRICH_DATASETS.join(', ')}`,
+        `${key}: not a dataset; expected "match", "prospect_match", "default" or one of ${ENRICH_DATASETS.join(', ')}`,
       );
       continue;
     }
@@ -71,13 +80,16 @@ export function parsePriceTable(value: unknown, source: string): PriceTable {
       `${source} is not a valid price table:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
     );
   }
-  const fallback = prices.get('default') ?? DEFAULT_RECORD_PRICE;
+  const fallback = prices.get('default');
   return {
     match: prices.get('match') ?? DEFAULT_MATCH_PRICE,
-    datasets: Object.fromEntries(ENRICH_DATASETS.map((d) => [d, prices.get(d) ?? fallback])) as Record<
-      EnrichDataset,
-      number
-    >,
+    prospectMatch: prices.get('prospect_match') ?? null,
+    datasets: Object.fromEntries(
+      ENRICH_DATASETS.map((d) => [
+        d,
+        prices.get(d) ?? fallback ?? (isPeopleDataset(d) ? null : DEFAULT_RECORD_PRICE),
+      ]),
+    ) as Record<EnrichDataset, number | null>,
     source,
   };
 }

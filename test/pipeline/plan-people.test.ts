@@ -11,7 +11,8 @@ import { mapColumns } from '../../storage/match-keys.js';
 import { normalisePhone, prospectKeyOf } from '../../storage/people-keys.js';
 import { runEntity, type InputSpec } from '../../pipeline/run-types.js';
 import { toRunInput, validateJobSpec } from '../../jobs/job-spec.js';
-import { planDryRun } from '../../cli/dry-run.js';
+import { formatDryRun, planDryRun } from '../../cli/dry-run.js';
+import { defaultPriceTable } from '../../jobs/prices.js';
 import { loadConfig } from '../../config/index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-people-'));
@@ -307,5 +308,71 @@ describe('job specs and dry runs of people lists', () => {
       ['profiles', 60, 2],
       ['contacts_information', 60, 2],
     ]);
+  });
+
+  test('a dry run of a people list prices prospect_match and the prospect datasets from a price file, and says they are unpriced without one', async () => {
+    const csv = file(
+      'dry-people-priced.csv',
+      'Full Name,Company,Work Email\n' +
+        Array.from({ length: 120 }, (_, i) => `Person ${i},Acme,person${i}@acme.com.example`).join('\n') +
+        '\nNobody,,\n',
+    );
+    const people = spec({ location: csv }, ['profiles', 'contacts_information']);
+    // The built-in prices: the reference gives none for the prospect operations, so none is invented.
+    const plain = await planDryRun(people, { config: loadConfig({ env: {} }) });
+    expect(plain).toMatchObject({ inputRows: 121, rejectedRows: 1, uniqueKeys: 120 });
+    expect(plain.stages.map((s) => [s.stage, s.calls, s.creditsPerRecord, s.maxCredits])).toEqual([
+      ['prospect_match', 3, null, null],
+      ['profiles', 3, null, null],
+      ['contacts_information', 3, null, null],
+    ]);
+    expect(plain.unpriced).toEqual(['prospect_match', 'profiles', 'contacts_information']);
+    expect(plain.maxCredits).toBe(0);
+    const text = formatDryRun(plain);
+    expect(text).toMatch(/prospect_match\s+120\s+50\s+3\s+no price\s+unknown/);
+    expect(text).toMatch(/profiles\s+≤ 120\s+50\s+≤ 3\s+no price\s+unknown/);
+    expect(text).toMatch(/total\s+≤ 9\s+0 \+ unpriced/);
+    expect(text).toContain(
+      "No price is known for prospect_match, profiles, contacts_information: neither the spec nor the provider's documentation gives one",
+    );
+
+    // A price file names them: each is priced, the total includes them, no note.
+    const prices = file('people-prices.yaml', 'prospect_match: 0.5\nprofiles: 2\ncontacts_information: 3\n');
+    const priced = await planDryRun(people, { config: loadConfig({ env: {} }), pricesFile: prices });
+    expect(priced.stages.map((s) => [s.stage, s.creditsPerRecord, s.maxCredits])).toEqual([
+      ['prospect_match', 0.5, 60],
+      ['profiles', 2, 240],
+      ['contacts_information', 3, 360],
+    ]);
+    expect(priced.maxCredits).toBe(660);
+    expect(priced.unpriced).toBeUndefined();
+    expect(formatDryRun(priced)).not.toContain('No price is known');
+
+    // A file's default prices the prospect datasets too; prospect_match only by its own key. Company
+    // runs keep their built-in prices (1 per record, match free).
+    const partial = await planDryRun(people, {
+      config: loadConfig({ env: {} }),
+      pricesFile: file('default-prices.yaml', 'default: 1\nmatch: 0\n'),
+    });
+    expect(partial.stages.map((s) => [s.stage, s.maxCredits])).toEqual([
+      ['prospect_match', null],
+      ['profiles', 120],
+      ['contacts_information', 120],
+    ]);
+    expect(partial.unpriced).toEqual(['prospect_match']);
+    // Prospect ids in the input: no match step, and the plan says prospect ids.
+    const ids = file(
+      'dry-prospect-ids.csv',
+      `prospect_id\n${Array.from({ length: 60 }, (_, i) => i.toString(16).padStart(40, '0')).join('\n')}\n`,
+    );
+    const byId = await planDryRun(spec({ location: ids }, ['profiles']), { config: loadConfig({ env: {} }) });
+    expect(byId).toMatchObject({ entity: 'prospects', idsProvided: true, unpriced: ['profiles'] });
+    expect(formatDryRun(byId)).toContain('prospect ids 60 unique (provided in the input; no match step)');
+    expect(defaultPriceTable()).toMatchObject({ match: 0, prospectMatch: null });
+    expect(defaultPriceTable().datasets).toMatchObject({
+      firmographics: 1,
+      profiles: null,
+      contacts_information: null,
+    });
   });
 });
