@@ -11,7 +11,6 @@ import type { EnrichflowConfig } from '../../config/index.js';
 import type { RunningSandbox } from '../../sandbox/serve.js';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import { startRun } from '../../cli/start-run.js';
-import { storeResolverFor } from '../../workers/worker.js';
 import {
   QUERY_PROGRESS,
   SIGNAL_RESUME,
@@ -20,6 +19,7 @@ import {
 } from '../../pipeline/run-types.js';
 import {
   matchedIds,
+  objectExists,
   readJson,
   readTable,
   s3Location,
@@ -46,10 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => stack?.stop());
 
-async function exists(location: string): Promise<boolean> {
-  const { store, prefix } = storeResolverFor(config)(location);
-  return store.exists(prefix);
-}
+const exists = (location: string) => objectExists(config, location);
 
 /** The service's firmographics ids for every business id the run's matches table holds. */
 async function expectedFirmographics(outputPrefix: string): Promise<string[]> {

@@ -1,6 +1,6 @@
 // A worker killed with SIGKILL in the middle of a run loses nothing: a new worker finishes the run and
 // the output holds every expected record exactly once.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Client } from '@temporalio/client';
@@ -11,18 +11,18 @@ import type { RunningSandbox } from '../../sandbox/serve.js';
 import type { RunSummary, StageProgress } from '../../pipeline/run-types.js';
 import { QUERY_PROGRESS } from '../../pipeline/run-types.js';
 import {
-  API_KEY,
   readTable,
   s3Location,
   setFaults,
+  spawnWorkerProcess,
   startTestSandbox,
   temporalClient,
   testConfig,
   uploadFile,
+  waitFor,
 } from '../support/pipeline-harness.js';
 
 const SAMPLE = fileURLToPath(new URL('../../samples/companies.csv', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let sandbox: RunningSandbox;
 let defaultConfig: EnrichflowConfig;
@@ -30,37 +30,9 @@ let client: Client;
 const children: ChildProcess[] = [];
 
 function spawnWorker(config: EnrichflowConfig = defaultConfig): ChildProcess {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ENRICHFLOW_TEMPORAL_ADDRESS: config.temporal.address,
-    ENRICHFLOW_TEMPORAL_NAMESPACE: config.temporal.namespace,
-    ENRICHFLOW_TASK_QUEUE: config.temporal.taskQueue,
-    ENRICHFLOW_API_TASK_QUEUE: config.temporal.apiTaskQueue,
-    ENRICHFLOW_API_BASE_URL: config.dataService.baseUrl,
-    ENRICHFLOW_API_KEY: API_KEY,
-    ENRICHFLOW_S3_ENDPOINT: config.s3.endpoint,
-    ENRICHFLOW_S3_FORCE_PATH_STYLE: 'true',
-    ENRICHFLOW_S3_ACCESS_KEY_ID: config.s3.accessKeyId,
-    ENRICHFLOW_S3_SECRET_ACCESS_KEY: config.s3.secretAccessKey,
-    ENRICHFLOW_API_RATE_PER_MINUTE: '60000',
-    LOG_LEVEL: 'warn',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/enrichflow-src.ts', 'worker'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawnWorkerProcess(config);
   children.push(child);
   return child;
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('condition not met in time');
 }
 
 beforeAll(async () => {
@@ -99,7 +71,7 @@ test(
         'test',
       ),
     );
-    await until(async () => {
+    await waitFor(async () => {
       const progress = await client.workflow
         .getHandle(`${runId}/firmographics`)
         .query<StageProgress>(QUERY_PROGRESS);
@@ -129,7 +101,7 @@ test('SIGTERM: the worker shuts down gracefully and exits 0', { timeout: 60_000 
   // Task queues of its own, so only this worker's pollers count as ready.
   const config = testConfig(sandbox.url);
   const worker = spawnWorker(config);
-  await until(async () => {
+  await waitFor(async () => {
     const described = await client.workflowService.describeTaskQueue({
       namespace: config.temporal.namespace,
       taskQueue: { name: config.temporal.apiTaskQueue },

@@ -2,7 +2,7 @@
 // server and S3 server, an in-process worker on task queues of its own, and readers for the output.
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundle } from '@temporalio/worker';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -124,7 +124,10 @@ export async function uploadFile(
   await store.put(prefix, await readFile(localFile));
 }
 
-/** Reads a committed table of a run (all its parts) with DuckDB, as an analyst's warehouse load would. */
+/**
+ * Reads a committed table of a run (all its parts) with DuckDB, as an analyst's warehouse load would;
+ * a `table` ending in `.parquet` is one file (a ledger: `_ledger/profiles.parquet` under the output).
+ */
 export async function readTable<T = Record<string, unknown>>(
   config: EnrichflowConfig,
   runPrefix: string,
@@ -135,9 +138,15 @@ export async function readTable<T = Record<string, unknown>>(
   const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-read-'));
   await mkdir(dir, { recursive: true });
   const files: string[] = [];
-  for await (const info of store.list(`${prefix}${table}/`)) {
-    const local = path.join(dir, path.basename(info.key));
-    await store.downloadToFile(info.key, local);
+  const keys: string[] = [];
+  if (table.endsWith('.parquet')) {
+    if (await store.exists(`${prefix}${table}`)) keys.push(`${prefix}${table}`);
+  } else {
+    for await (const info of store.list(`${prefix}${table}/`)) keys.push(info.key);
+  }
+  for (const key of keys) {
+    const local = path.join(dir, path.basename(key));
+    await store.downloadToFile(key, local);
     files.push(local);
   }
   if (files.length === 0) throw new Error(`no files for table ${table} under ${runPrefix}`);
@@ -160,6 +169,12 @@ export async function matchedIds(config: EnrichflowConfig, runPrefix: string): P
     'SELECT DISTINCT business_id FROM t WHERE business_id IS NOT NULL',
   );
   return rows.map((r) => r.business_id);
+}
+
+/** Whether an object (a run's `_SUCCESS`, say) exists at an `s3://` or local location. */
+export async function objectExists(config: EnrichflowConfig, location: string): Promise<boolean> {
+  const { store, prefix } = storeResolverFor(config)(location);
+  return store.exists(prefix);
 }
 
 export async function readJson<T>(config: EnrichflowConfig, location: string): Promise<T> {
@@ -248,4 +263,32 @@ export function runCli(
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Starts `enrichflow worker` from the sources as a process of its own (one a test can kill), on the
+ * test's task queues, service and S3 server. The caller kills it.
+ */
+export function spawnWorkerProcess(config: EnrichflowConfig): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'bin/enrichflow-src.ts', 'worker'], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    env: {
+      ...cliEnv(config),
+      ENRICHFLOW_API_BASE_URL: config.dataService.baseUrl,
+      ENRICHFLOW_API_KEY: API_KEY,
+      ENRICHFLOW_API_RATE_PER_MINUTE: '60000',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/** Polls `check` (a failed check counts as not yet) until it holds; fails after `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('condition not met in time');
 }
