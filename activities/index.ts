@@ -7,6 +7,7 @@ import { disciplined } from './attempt.js';
 import { createRunPlans, type ActivityDeps } from './run-plans.js';
 import { createCommitRunActivities } from './tables/commit-run.js';
 import { createCommitTableActivities } from './tables/commit-table.js';
+import { createEmployerPlanActivities } from './tables/employer-plan.js';
 import { createEnrichPlanActivities } from './tables/enrich-plan.js';
 import { createPlanRunActivities } from './tables/plan-run.js';
 
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createPlanRunActivities(deps, plans),
       ...createCallBatchActivities(deps, plans),
       ...createEnrichPlanActivities(deps, plans),
+      ...createEmployerPlanActivities(deps, plans),
       ...createCommitTableActivities(deps, plans),
       ...createCommitRunActivities(deps, plans),
     },
@@ -27,12 +29,13 @@ export function createActivities(deps: ActivityDeps) {
       planRun: 'tablePlanning',
       callBatch: 'apiCall',
       buildEnrichPlan: 'tablePlanning',
+      buildEmployerPlan: 'tablePlanning',
       planRetry: 'tablePlanning',
       recordFailures: 'bookkeeping',
       commitTable: 'tableCommit',
       commitRun: 'tableCommit',
     },
-    ['planRun', 'buildEnrichPlan', 'commitTable', 'commitRun'],
+    ['planRun', 'buildEnrichPlan', 'buildEmployerPlan', 'commitTable', 'commitRun'],
     deps.gate,
   );
 }

@@ -6,6 +6,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import path from 'node:path';
 import { queryRows, sqlString } from '../storage/duckdb.js';
 import type { RunFiles } from '../storage/run-files.js';
+import { isPeopleDataset } from '../pipeline/run-types.js';
 
 /** The manifest `commitRun` writes (fields the report reads; any others are ignored or listed). */
 export interface RunManifest {
@@ -73,6 +74,10 @@ const COUNT_LABELS: Record<string, string> = {
   matched_rows: 'Matched rows',
   unmatched_rows: 'Unmatched rows',
   unique_business_ids: 'Unique business ids',
+  unique_employer_ids: 'Unique employers (business ids) of the matched people',
+  employer_from_input_rows: "Matched rows whose employer is the row's business_id",
+  employer_from_profile_rows: "Matched rows whose employer is the profile's",
+  rows_without_employer: 'Matched rows with no employer known',
   failed_batches: 'Failed batches',
 };
 
@@ -182,14 +187,21 @@ export function renderRunReport(manifest: RunManifest, extras: RunReportExtras =
     out.push(
       table(
         ['Dataset', 'Records', 'Unique ids', 'Coverage', 'Misses', 'Rows in table'],
-        datasetStages.map((s) => [
-          s.stage,
-          int(s.records),
-          int(counts.unique_business_ids),
-          percent(s.records, counts.unique_business_ids),
-          int(s.misses),
-          int(manifest.tables.find((t) => t.name === s.stage)?.rows ?? 0),
-        ]),
+        datasetStages.map((s) => {
+          // The employers of a people run are counted apart from the people.
+          const unique =
+            counts.unique_employer_ids !== undefined && !isPeopleDataset(s.stage)
+              ? counts.unique_employer_ids
+              : counts.unique_business_ids;
+          return [
+            s.stage,
+            int(s.records),
+            int(unique),
+            percent(s.records, unique),
+            int(s.misses),
+            int(manifest.tables.find((t) => t.name === s.stage)?.rows ?? 0),
+          ];
+        }),
         ['l', 'r', 'r', 'r', 'r', 'r'],
       ),
       '',

@@ -9,7 +9,7 @@ import {
 } from '../contract/columns.js';
 import { DATASET_RECORD_SCHEMAS } from '../contract/datasets.js';
 import { CompanyHierarchyRecordSchema } from '../contract/schemas/businesses.js';
-import { isPeopleDataset, type EnrichDataset } from '../pipeline/run-types.js';
+import { isPeopleDataset, prospectDatasetOf, type EnrichDataset } from '../pipeline/run-types.js';
 import { sqlIdent } from '../storage/duckdb.js';
 
 export function duckDbType(type: ColumnType): string {
@@ -34,7 +34,7 @@ export function duckDbType(type: ColumnType): string {
 }
 
 function recordColumns(dataset: EnrichDataset): ColumnSpec[] {
-  if (isPeopleDataset(dataset)) return prospectDatasetColumns(dataset);
+  if (isPeopleDataset(dataset)) return prospectDatasetColumns(prospectDatasetOf(dataset));
   return columnsOfSchema(
     dataset === 'company_hierarchies' ? CompanyHierarchyRecordSchema : DATASET_RECORD_SCHEMAS[dataset],
   );

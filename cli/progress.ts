@@ -63,7 +63,7 @@ export function renderSnapshot(snapshot: RunSnapshot, now = Date.now()): string[
   }
   if (run.enrichPlan) {
     lines.push(
-      `  matched: ${run.enrichPlan.matchedRows} rows, ${run.enrichPlan.unmatchedRows} unmatched, ${run.enrichPlan.uniqueIds} unique ${run.plan?.entity === 'prospects' ? 'prospect' : 'business'} ids`,
+      `  matched: ${run.enrichPlan.matchedRows} rows, ${run.enrichPlan.unmatchedRows} unmatched, ${run.enrichPlan.uniqueIds} unique ${run.plan?.entity === 'prospects' ? 'prospect' : 'business'} ids${run.enrichPlan.employers ? `, ${run.enrichPlan.employers.uniqueIds} employers` : ''}`,
     );
   }
   for (const stage of snapshot.stages) lines.push(renderStage(stage, now));

@@ -262,8 +262,15 @@ export function formatSummary(summary: RunSummary): string {
     `  input rows: ${summary.plan.inputRows} (${summary.plan.rejectedRows} rejected)`,
     `  matched rows: ${summary.enrichPlan.matchedRows}, unmatched: ${summary.enrichPlan.unmatchedRows}, unique ${summary.plan.entity === 'prospects' ? 'prospect' : 'business'} ids: ${summary.enrichPlan.uniqueIds}`,
   ];
+  const { employers } = summary.enrichPlan;
+  if (employers)
+    lines.push(
+      `  employers: ${employers.uniqueIds} unique business ids (rows: ${employers.rowsFromInput} from their business_id, ${employers.rowsFromProfile} from the profile, ${employers.rowsWithout} unknown)`,
+    );
   const skipped = (stage: string) => {
-    const fresh = summary.enrichPlan.stages.find((s) => s.stage === stage)?.skippedFresh;
+    const fresh = [...summary.enrichPlan.stages, ...(summary.enrichPlan.employers?.stages ?? [])].find(
+      (s) => s.stage === stage,
+    )?.skippedFresh;
     return fresh !== undefined ? `, ${fresh} ids skipped as fresh` : '';
   };
   for (const stage of summary.stages) {

@@ -8,6 +8,7 @@ import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { BULK_DATASETS } from '../contract/datasets.js';
 import {
+  EMPLOYER_POSTS_ALIAS,
   isPeopleDataset,
   PEOPLE_DATASETS,
   type EnrichDataset,
@@ -115,24 +116,26 @@ export function validateJobSpec(value: unknown, source: string): JobSpec {
   }
   if (problems.length === 0) {
     const spec = value as JobSpec;
+    const people =
+      spec.input.entity === 'prospects' || spec.datasets.some((d) => isPeopleDataset(d));
     spec.datasets.forEach((dataset, i) => {
-      if (!(ENRICH_DATASETS as readonly string[]).includes(dataset)) {
+      if (dataset === 'network_posts' && people) {
         problems.push(
-          `datasets[${i}]: "${dataset}" is not a dataset; expected one of ${ENRICH_DATASETS.join(', ')}`,
+          `datasets[${i}]: "network_posts" is ambiguous in a list of people: say prospect_network_posts for the people's own posts, or ${EMPLOYER_POSTS_ALIAS} for their employers' posts`,
+        );
+      } else if (dataset === EMPLOYER_POSTS_ALIAS && !people) {
+        problems.push(
+          `datasets[${i}]: "${EMPLOYER_POSTS_ALIAS}" names the employers' posts of a list of people; for a company list say network_posts`,
+        );
+      } else if (!(ENRICH_DATASETS as readonly string[]).includes(dataset) && dataset !== EMPLOYER_POSTS_ALIAS) {
+        problems.push(
+          `datasets[${i}]: "${dataset}" is not a dataset; expected one of ${ENRICH_DATASETS.join(', ')} (${EMPLOYER_POSTS_ALIAS} for the employers' posts in a list of people)`,
         );
       }
     });
-    const people = spec.datasets.filter(isPeopleDataset);
-    if (people.length > 0 && people.length < spec.datasets.length)
-      problems.push(
-        `datasets: ${people.join(', ')} enrich people and ${spec.datasets.filter((d) => !isPeopleDataset(d)).join(', ')} companies; a run enriches one or the other (employers of people are not supported yet; network_posts is the companies' dataset)`,
-      );
-    else if (people.length > 0 && spec.input.entity === 'businesses')
-      problems.push(`datasets: ${people.join(', ')} enrich people, but input.entity is businesses`);
-    else if (people.length === 0 && spec.input.entity === 'prospects')
-      problems.push(
-        `datasets: input.entity is prospects; a people run's datasets are ${PEOPLE_DATASETS.join(', ')}`,
-      );
+    const peopleDatasets = spec.datasets.filter(isPeopleDataset);
+    if (peopleDatasets.length > 0 && spec.input.entity === 'businesses')
+      problems.push(`datasets: ${peopleDatasets.join(', ')} enrich people, but input.entity is businesses`);
     if (new Set(spec.datasets).size !== spec.datasets.length)
       problems.push('datasets: a dataset is listed twice');
     for (const name of Object.keys(spec.parameters ?? {})) {
@@ -186,6 +189,11 @@ export function jobNameOf(spec: JobSpec): string {
   return name || 'enrich';
 }
 
+/** The dataset a name in a spec stands for: the employers' posts alias is the business dataset. */
+function datasetOfName(name: string): EnrichDataset {
+  return (name === EMPLOYER_POSTS_ALIAS ? 'network_posts' : name) as EnrichDataset;
+}
+
 /** The workflow input of a spec, given the run key chosen for it. */
 export function toRunInput(spec: JobSpec, runKey: string): EnrichRunInput {
   return {
@@ -199,8 +207,14 @@ export function toRunInput(spec: JobSpec, runKey: string): EnrichRunInput {
       ...(spec.input.entity ? { entity: spec.input.entity } : {}),
     },
     output: spec.output,
-    datasets: spec.datasets as EnrichDataset[],
-    ...(spec.parameters ? { parameters: spec.parameters } : {}),
+    datasets: spec.datasets.map(datasetOfName),
+    ...(spec.parameters
+      ? {
+          parameters: Object.fromEntries(
+            Object.entries(spec.parameters).map(([name, value]) => [datasetOfName(name), value]),
+          ),
+        }
+      : {}),
     ...(spec.window_size ? { windowSize: spec.window_size } : {}),
     ...(spec.max_calls ? { maxCalls: spec.max_calls } : {}),
     ...(spec.max_age ? { maxAgeMs: parseMaxAge(spec.max_age) } : {}),

@@ -4,14 +4,36 @@
 import type { BulkDataset } from '../contract/datasets.js';
 
 /**
- * The prospect datasets a people run can produce, enriched by `prospect_id` (`network_posts` of
- * people is not among them yet: its name is the business dataset's).
+ * The prospect datasets a people run can produce, enriched by `prospect_id`. The people's posts are
+ * `prospect_network_posts`: `network_posts` is the business dataset of company runs and, in a people run,
+ * of the employers (spelled `business_network_posts` there, since the bare name is ambiguous).
  */
-export const PEOPLE_DATASETS = ['profiles', 'contacts_information'] as const;
+export const PEOPLE_DATASETS = ['profiles', 'contacts_information', 'prospect_network_posts'] as const;
 export type PeopleDataset = (typeof PEOPLE_DATASETS)[number];
 
 export function isPeopleDataset(value: string): value is PeopleDataset {
   return (PEOPLE_DATASETS as readonly string[]).includes(value);
+}
+
+/** The service's name of a prospect dataset (`/v1/prospects/<name>/bulk_enrich`). */
+export function prospectDatasetOf(
+  dataset: PeopleDataset,
+): 'profiles' | 'contacts_information' | 'network_posts' {
+  return dataset === 'prospect_network_posts' ? 'network_posts' : dataset;
+}
+
+/** In a people run, the name of the employers' posts: `network_posts` alone could mean either. */
+export const EMPLOYER_POSTS_ALIAS = 'business_network_posts';
+
+/**
+ * The business datasets of a people run: its employers', enriched by the business id the input row or
+ * the person's profile gives.
+ */
+export function employerDatasets(
+  datasets: readonly EnrichDataset[],
+  entity: InputEntity | undefined,
+): EnrichDataset[] {
+  return entity === 'prospects' ? datasets.filter((d) => !isPeopleDataset(d)) : [];
 }
 
 /**
@@ -56,6 +78,7 @@ export const INPUT_ENTITIES: readonly InputEntity[] = ['businesses', 'prospects'
 
 /** A field an input column can be mapped to (`--map field=column`). */
 export type InputField = MatchField | 'business_id' | ProspectMatchField | 'prospect_id';
+// (In a people list, `business_id` is the person's employer.)
 
 export interface InputSpec {
   /** `s3://bucket/key`, a local path, or a `file://` URL. */
@@ -223,6 +246,19 @@ export interface EnrichPlanSummary {
   matchedRows: number;
   unmatchedRows: number;
   uniqueIds: number;
+  stages: StagePlan[];
+  /** A people run with business datasets: its employers, planned once the profiles are in. */
+  employers?: EmployerPlanSummary;
+}
+
+/** The employers of a people run's matched rows, and the plan of each employer dataset. */
+export interface EmployerPlanSummary {
+  /** Distinct employer business ids. */
+  uniqueIds: number;
+  /** Matched rows whose employer is their own `business_id` column, their profile's, or unknown. */
+  rowsFromInput: number;
+  rowsFromProfile: number;
+  rowsWithout: number;
   stages: StagePlan[];
 }
 

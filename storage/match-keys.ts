@@ -14,7 +14,7 @@ import {
 import { MAX_NAME_LENGTH } from '../contract/limits.js';
 
 type BusinessField = MatchField | 'business_id';
-type PeopleField = ProspectMatchField | 'prospect_id';
+type PeopleField = ProspectMatchField | 'prospect_id' | 'business_id';
 
 /** Column names recognised for each field, compared after lower-casing and dropping spaces, `_` and `-`. */
 export const COLUMN_ALIASES: Record<BusinessField, string[]> = {
@@ -93,6 +93,8 @@ export const PROSPECT_COLUMN_ALIASES: Record<PeopleField, string[]> = {
     'personlinkedinurl',
   ],
   prospect_id: ['prospectid'],
+  /** The person's employer: a business id of the service, like a company list's `business_id`. */
+  business_id: ['businessid', 'employerbusinessid'],
 };
 
 /**
@@ -102,7 +104,7 @@ export const PROSPECT_COLUMN_ALIASES: Record<PeopleField, string[]> = {
  */
 function recognisedEntity(columns: string[], explicit: InputSpec['columns'] = {}): InputEntity {
   const fields = Object.keys(explicit);
-  if (fields.some((f) => f in PROSPECT_COLUMN_ALIASES)) return 'prospects';
+  if (fields.some((f) => f in PROSPECT_COLUMN_ALIASES && !(f in COLUMN_ALIASES))) return 'prospects';
   if (fields.some((f) => f in COLUMN_ALIASES)) return 'businesses';
   const has = (aliases: string[]) => columns.some((c) => aliases.includes(squash(c)));
   const { full_name, email, phone_number, prospect_id } = PROSPECT_COLUMN_ALIASES;
@@ -203,7 +205,7 @@ function mapProspectColumns(
     fields[field] = column;
   }
   const taken = new Set(Object.values(fields));
-  for (const field of [...PROSPECT_MATCH_FIELDS, 'prospect_id'] as PeopleField[]) {
+  for (const field of [...PROSPECT_MATCH_FIELDS, 'prospect_id', 'business_id'] as PeopleField[]) {
     if (fields[field]) continue;
     // Aliases in order of preference (`full_name` before `name`), a column serving one field only.
     for (const alias of PROSPECT_COLUMN_ALIASES[field]) {

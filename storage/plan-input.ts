@@ -95,6 +95,8 @@ export async function planInput(
     const idName = people ? 'prospect_id' : 'business_id';
     const idPattern = people ? PROSPECT_ID : BUSINESS_ID;
     const idLength = people ? 40 : 32;
+    // A people list's `business_id` is the person's employer: checked like a company list's ids.
+    const employerColumn = people ? fields.business_id : undefined;
 
     let seen = 0;
     for await (const chunk of input.chunks()) {
@@ -113,6 +115,17 @@ export async function planInput(
       };
       for (const { rowNumber, values, raw: recordText } of chunk.rows) {
         rejectMalformedBefore(rowNumber);
+        if (employerColumn !== undefined) {
+          const employer = pick(values, employerColumn);
+          if (employer !== null && !BUSINESS_ID.test(lowerSimple(employer))) {
+            out.addReject(
+              rowNumber,
+              `business_id (the employer) "${employer}" is not a 32-character hexadecimal id`,
+              recordText ?? out.recordOf(values),
+            );
+            continue;
+          }
+        }
         if (idColumn !== undefined) {
           const raw = pick(values, idColumn);
           const id = raw === null ? null : lowerSimple(raw);

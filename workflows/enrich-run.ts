@@ -2,44 +2,33 @@
 // its own child workflow, then commit Parquet tables, the manifest and `_SUCCESS`. The workflow id is
 // the run id, derived from the job name and run key, so starting the same run twice does the work once.
 // A retry re-runs only the batches a finished run recorded as failed, and commits the run again.
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  ChildWorkflowFailure,
-  defineQuery,
-  executeChild,
-  getExternalWorkflowHandle,
-  isCancellation,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/index.js';
 import { activityOptions } from '../pipeline/attempts.js';
-import { batchStageWorkflow, resumeSignal, stagePausedSignal } from './batch-stage.js';
-import type {
-  BatchRef,
-  EnrichPlanSummary,
-  EnrichRunInput,
-  PlanSummary,
-  RunLocation,
-  RunProgress,
-  RunSummary,
-  StageName,
-  StagePlan,
-  StageResult,
+import {
+  employerDatasets,
+  type EmployerPlanSummary,
+  type EnrichDataset,
+  type EnrichPlanSummary,
+  type EnrichRunInput,
+  type PendingBatches,
+  type RunSummary,
+  type StageName,
+  type StagePlan,
+  type StageResult,
+  type TableSummary,
 } from '../pipeline/run-types.js';
-import { QUERY_PROGRESS } from '../pipeline/run-types.js';
+import { stageBatching } from '../pipeline/run-layout.js';
+import { budgetAfter, createRunTracker, splitBudget } from './run-tracker.js';
+
+export { runProgressQuery, splitBudget, stageWorkflowId } from './run-tracker.js';
 
 // Planning and committing read and write whole tables: long, so they heartbeat, and a retry starts over
 // (their outputs have deterministic names, so a retry overwrites rather than duplicates).
-const { planRun, buildEnrichPlan, planRetry } = proxyActivities<PipelineActivities>(
+const { planRun, buildEnrichPlan, buildEmployerPlan, planRetry } = proxyActivities<PipelineActivities>(
   activityOptions('tablePlanning'),
 );
-const { commitTable, commitRun } = proxyActivities<PipelineActivities>(activityOptions('tableCommit'));
-
-export const runProgressQuery = defineQuery<RunProgress>(QUERY_PROGRESS);
+const { commitTable } = proxyActivities<PipelineActivities>(activityOptions('tableCommit'));
 
 export interface EnrichRunWorkflowInput extends EnrichRunInput {
   /** Task queue of the API activities (where the shared rate budget is enforced). */
@@ -57,184 +46,6 @@ export interface RetryRunWorkflowInput {
   apiTaskQueue: string;
   /** Call budget of this retry (a run stopped at budget resumes under a new one). */
   maxCalls?: number;
-}
-
-export function stageWorkflowId(workflowId: string, stage: StageName): string {
-  return `${workflowId}/${stage}`;
-}
-
-const DEFAULT_WINDOW = 32;
-
-/**
- * Shares a call budget among stages that run side by side, in proportion to their batches (the
- * remainder goes to the first stages), so that together they stop at the budget.
- */
-export function splitBudget(budget: number | undefined, batches: number[]): number[] | undefined {
-  if (budget === undefined) return undefined;
-  const left = Math.max(0, budget);
-  const total = batches.reduce((sum, b) => sum + b, 0);
-  if (total === 0) return batches.map(() => 0);
-  const shares = batches.map((b) => Math.floor((left * b) / total));
-  let rest = left - shares.reduce((sum, s) => sum + s, 0);
-  for (let i = 0; rest > 0 && i < shares.length; i += 1, rest -= 1) shares[i] = (shares[i] as number) + 1;
-  return shares;
-}
-
-/** What a budget has left after a stage's calls. */
-function budgetAfter(budget: number | undefined, stage: StageResult): number | undefined {
-  return budget === undefined ? undefined : Math.max(0, budget - stage.calls);
-}
-
-/** Progress state and stage execution shared by a run and its retries. */
-function createRunTracker(
-  runId: string,
-  request: EnrichRunInput,
-  apiTaskQueue: string,
-  reuseResults = false,
-) {
-  const { workflowId } = workflowInfo();
-  const state: RunProgress = { runId, stage: 'planning', children: {}, stages: {}, startedAt: Date.now() };
-  setHandler(runProgressQuery, () => state);
-  const run: RunLocation = { runId, output: request.output };
-
-  // A stage paused for credits tells the run, so `runs watch` and `runs show` say what to do; resuming the
-  // run resumes every stage still running.
-  let stageBeforePause: RunProgress['stage'] = state.stage;
-  setHandler(stagePausedSignal, ({ stage, paused, reason }) => {
-    if (paused) {
-      if (!state.paused) stageBeforePause = state.stage;
-      state.paused = { stage, reason: reason ?? 'insufficient credits', since: Date.now() };
-      state.stage = 'paused';
-    } else if (state.paused?.stage === stage) {
-      state.paused = undefined;
-      state.stage = stageBeforePause;
-    }
-  });
-  setHandler(resumeSignal, async () => {
-    const running = Object.entries(state.children).filter(([stage]) => !state.stages[stage as StageName]);
-    await Promise.all(
-      running.map(([, childId]) =>
-        getExternalWorkflowHandle(childId)
-          .signal(resumeSignal)
-          .catch(() => undefined),
-      ),
-    );
-  });
-
-  const runStage = async (
-    plan: StagePlan,
-    options: { explicitBatches?: BatchRef[]; resumeFrom?: number; resumeTo?: number; budget?: number } = {},
-  ): Promise<StageResult> => {
-    const { explicitBatches, resumeFrom, resumeTo, budget } = options;
-    const childId = stageWorkflowId(workflowId, plan.stage);
-    state.children[plan.stage] = childId;
-    const result = await executeChild(batchStageWorkflow, {
-      workflowId: childId,
-      args: [
-        {
-          run,
-          plan,
-          apiTaskQueue,
-          windowSize: request.windowSize ?? DEFAULT_WINDOW,
-          ...(request.apiRetry ? { apiRetry: request.apiRetry } : {}),
-          parameters:
-            plan.stage === 'match' || plan.stage === 'prospect_match'
-              ? undefined
-              : request.parameters?.[plan.stage],
-          ...(explicitBatches ? { explicitBatches } : {}),
-          ...(resumeFrom !== undefined ? { resumeFrom } : {}),
-          ...(resumeTo !== undefined ? { resumeTo } : {}),
-          ...(budget !== undefined ? { budget } : {}),
-          ...(reuseResults ? { reuseResults } : {}),
-        },
-      ],
-    });
-    state.stages[plan.stage] = result;
-    return result;
-  };
-
-  /** Runs dataset stages side by side; the first fatal failure (bad key, no credits) cancels the others. */
-  const runDatasets = async (
-    work: { plan: StagePlan; batches?: BatchRef[]; resumeFrom?: number; resumeTo?: number }[],
-    budget?: number,
-  ): Promise<StageResult[]> =>
-    CancellationScope.cancellable(async () => {
-      const budgets = splitBudget(
-        budget,
-        work.map(({ plan, batches, resumeFrom, resumeTo }) =>
-          resumeFrom !== undefined || batches
-            ? (batches?.length ?? 0) + Math.max(0, (resumeTo ?? plan.totalBatches) - (resumeFrom ?? 0))
-            : plan.totalBatches,
-        ),
-      );
-      const all = work.map(({ plan, batches, resumeFrom, resumeTo }, i) =>
-        runStage(plan, {
-          ...(batches ? { explicitBatches: batches } : {}),
-          ...(resumeFrom !== undefined ? { resumeFrom } : {}),
-          ...(resumeTo !== undefined ? { resumeTo } : {}),
-          ...(budgets ? { budget: budgets[i] as number } : {}),
-        }),
-      );
-      try {
-        return await Promise.all(all);
-      } catch (error) {
-        CancellationScope.current().cancel();
-        await Promise.allSettled(all);
-        throw error;
-      }
-    });
-
-  const commit = async (
-    plan: PlanSummary,
-    enrichPlan: EnrichPlanSummary,
-    stages: StageResult[],
-    startedAt: string,
-    retries?: string[],
-  ): Promise<RunSummary> => {
-    state.stage = 'committing';
-    const datasetTables = await Promise.all(request.datasets.map((dataset) => commitTable({ run, dataset })));
-    const summary = await commitRun({
-      run,
-      request,
-      ...(retries ? { retries } : {}),
-      jobName: request.jobName,
-      plan,
-      enrichPlan,
-      stages,
-      datasetTables,
-      startedAt,
-    });
-    state.stage = summary.status;
-    return summary;
-  };
-
-  /** Maps failures to what an operator should read: a run stopped by a bad key names it. */
-  const explain = (error: unknown): unknown => {
-    if (isCancellation(error)) {
-      state.stage = 'cancelled';
-      return error;
-    }
-    state.stage = 'failed';
-    const cause =
-      error instanceof ChildWorkflowFailure || error instanceof ActivityFailure ? error.cause : error;
-    if (
-      cause instanceof ApplicationFailure &&
-      (cause.type === 'InputFileError' || cause.type === 'InvalidLocationError')
-    ) {
-      return ApplicationFailure.create({ type: cause.type, nonRetryable: true, message: cause.message });
-    }
-    // (A 403 for credits never gets here: the stage pauses instead.)
-    if (cause instanceof ApplicationFailure && cause.type === 'AuthError') {
-      return ApplicationFailure.create({
-        type: cause.type,
-        nonRetryable: true,
-        message: `The Data Service rejected the API key (${cause.message}); the run was stopped. Check ENRICHFLOW_API_KEY and start the run again.`,
-      });
-    }
-    return error;
-  };
-
-  return { state, run, runStage, runDatasets, commit, explain };
 }
 
 export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<RunSummary> {
@@ -260,19 +71,116 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
       datasets: request.datasets,
       idsProvided: plan.idsProvided,
       ...(plan.entity ? { entity: plan.entity } : {}),
-      ...(request.maxAgeMs !== undefined ? { maxAgeMs: request.maxAgeMs, asOf: Date.parse(startedAt) } : {}),
+      ...freshnessOf({ request, startedAt }),
     });
     state.enrichPlan = enrichPlan;
-    stages.push(
-      ...(await tracker.runDatasets(
-        enrichPlan.stages.map((stagePlan) => ({ plan: stagePlan })),
-        budget,
-      )),
+    const employers = employerDatasets(request.datasets, plan.entity);
+    if (employers.length === 0) {
+      stages.push(
+        ...(await tracker.runDatasets(
+          enrichPlan.stages.map((stagePlan) => ({ plan: stagePlan })),
+          budget,
+        )),
+      );
+      return await tracker.commit(plan, enrichPlan, stages, startedAt);
+    }
+    const withEmployers = await runPeopleAndEmployers(
+      tracker,
+      enrichPlan,
+      employers,
+      budget,
+      freshnessOf({ request, startedAt }),
     );
-    return await tracker.commit(plan, enrichPlan, stages, startedAt);
+    stages.push(...withEmployers.stages);
+    return await tracker.commit(
+      plan,
+      withEmployers.enrichPlan,
+      stages,
+      startedAt,
+      undefined,
+      withEmployers.committed,
+    );
   } catch (error) {
     throw tracker.explain(error);
   }
+}
+
+type Tracker = ReturnType<typeof createRunTracker>;
+type Freshness = { maxAgeMs?: number; asOf?: number };
+
+/** An incremental run judges freshness against its start, on every attempt and retry. */
+function freshnessOf(summary: Pick<RunSummary, 'request' | 'startedAt'>): Freshness {
+  return summary.request.maxAgeMs !== undefined
+    ? { maxAgeMs: summary.request.maxAgeMs, asOf: Date.parse(summary.startedAt) }
+    : {};
+}
+
+/** An employer plan as a summary keeps it (the batches a retry appended are the retry's business). */
+function employerSummary({
+  appended: _appended,
+  ...summary
+}: EmployerPlanSummary & { appended: unknown }): EmployerPlanSummary {
+  return summary;
+}
+
+/**
+ * The dataset stages of a people run that names business datasets. Profiles go first, alone: they name
+ * the employers. Then the other people datasets start at once, while the profiles table is committed
+ * and the employers are planned from it, and the employer datasets join them. A call budget is shared
+ * as among side-by-side stages, the employers counted at one per person until their plan is known.
+ */
+async function runPeopleAndEmployers(
+  tracker: Tracker,
+  enrichPlan: EnrichPlanSummary,
+  employers: EnrichDataset[],
+  budget: number | undefined,
+  freshness: Freshness,
+): Promise<{ stages: StageResult[]; enrichPlan: EnrichPlanSummary; committed: TableSummary[] }> {
+  const { run, state } = tracker;
+  const profiles = enrichPlan.stages.find((s) => s.stage === 'profiles');
+  const others = enrichPlan.stages.filter((s) => s.stage !== 'profiles');
+  const perPerson = employers.map((d) => Math.ceil(enrichPlan.uniqueIds / stageBatching(d).batchSize));
+  const shares = splitBudget(budget, [
+    profiles?.totalBatches ?? 0,
+    ...others.map((s) => s.totalBatches),
+    ...perPerson,
+  ]);
+  const share = (i: number) => (shares === undefined ? {} : { budget: shares[i] as number });
+  return CancellationScope.cancellable(async () => {
+    const profiled = profiles ? await tracker.runStage(profiles, share(0)) : undefined;
+    const running = others.map((plan, i) => tracker.runStage(plan, share(i + 1)));
+    const employed = (async () => {
+      const committed = profiles ? [await commitTable({ run, dataset: 'profiles' })] : [];
+      const employerPlan = employerSummary(
+        await buildEmployerPlan({ run, datasets: employers, ...freshness }),
+      );
+      state.enrichPlan = { ...enrichPlan, employers: employerPlan };
+      const spent = (profiled?.calls ?? 0) + others.reduce((sum, _, i) => sum + (shares?.[i + 1] ?? 0), 0);
+      const left = budget === undefined ? undefined : Math.max(0, budget - spent);
+      const employerShares = splitBudget(
+        left,
+        employerPlan.stages.map((s) => s.totalBatches),
+      );
+      const results = await Promise.all(
+        employerPlan.stages.map((plan, i) =>
+          tracker.runStage(plan, employerShares ? { budget: employerShares[i] as number } : {}),
+        ),
+      );
+      return { committed, employerPlan, results };
+    })();
+    try {
+      const [otherResults, employerResults] = await Promise.all([Promise.all(running), employed]);
+      return {
+        stages: [...(profiled ? [profiled] : []), ...otherResults, ...employerResults.results],
+        enrichPlan: { ...enrichPlan, employers: employerResults.employerPlan },
+        committed: employerResults.committed,
+      };
+    } catch (error) {
+      CancellationScope.current().cancel();
+      await Promise.allSettled([...running, employed]);
+      throw error;
+    }
+  });
 }
 
 /** Adds a retry's stage figures to the run's: calls and records accumulate, failures are the retry's. */
@@ -319,7 +227,8 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
     };
     let budget = input.maxCalls;
     let enrichPlan = previous.enrichPlan;
-    let appended: { stage: StageName; batches: BatchRef[] }[] = [];
+    let appended: PendingBatches[] = [];
+    let rematched = false;
     const matchStage = previous.plan.match?.stage ?? 'match';
     const pendingMatch = pendingOf(matchStage);
     if (previous.plan.match && (pendingMatch.batches.length > 0 || pendingMatch.resumeFrom !== undefined)) {
@@ -332,6 +241,7 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
         ...(budget !== undefined ? { budget } : {}),
       });
       retried.set(matchStage, matched);
+      rematched = true;
       budget = budgetAfter(budget, matched);
       // Rows matched now bring ids the first run never enriched: plan batches for those alone.
       const extended = await buildEnrichPlan({
@@ -340,11 +250,10 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
         idsProvided: previous.plan.idsProvided,
         ...(previous.plan.entity ? { entity: previous.plan.entity } : {}),
         append: true,
-        ...(previous.request.maxAgeMs !== undefined
-          ? { maxAgeMs: previous.request.maxAgeMs, asOf: Date.parse(previous.startedAt) }
-          : {}),
+        ...freshnessOf(previous),
       });
       enrichPlan = {
+        ...enrichPlan,
         matchedRows: extended.matchedRows,
         unmatchedRows: extended.unmatchedRows,
         uniqueIds: extended.uniqueIds,
@@ -354,14 +263,44 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
       state.enrichPlan = enrichPlan;
     }
     state.stage = 'enriching';
-    const work = enrichPlan.stages
-      .map((plan) => {
-        const pending = pendingOf(plan.stage);
-        // Batches appended for newly matched ids lie past the range a resume works through.
-        const added = appended.find((p) => p.stage === plan.stage)?.batches ?? [];
-        return { plan, ...pending, batches: [...pending.batches, ...added] };
-      })
-      .filter((w) => w.batches.length > 0 || w.resumeFrom !== undefined);
+    const workOf = (plans: StagePlan[], added: PendingBatches[]) =>
+      plans
+        .map((plan) => {
+          const pending = pendingOf(plan.stage);
+          // Batches appended for newly matched ids lie past the range a resume works through.
+          const more = added.find((p) => p.stage === plan.stage)?.batches ?? [];
+          return { plan, ...pending, batches: [...pending.batches, ...more] };
+        })
+        .filter((w) => w.batches.length > 0 || w.resumeFrom !== undefined);
+    let work = workOf(enrichPlan.stages, appended);
+    let committed: TableSummary[] = [];
+    const employers = employerDatasets(previous.request.datasets, previous.plan.entity);
+    if (employers.length > 0) {
+      // Profiles first: a person profiled for the first time may bring an employer the run lacks.
+      const profiling = work.filter((w) => w.plan.stage === 'profiles');
+      for (const result of await tracker.runDatasets(profiling, budget)) {
+        retried.set(result.stage, result);
+        budget = budgetAfter(budget, result);
+      }
+      let employersAdded: PendingBatches[] = [];
+      if (profiling.length > 0 || rematched || !enrichPlan.employers) {
+        if (enrichPlan.stages.some((s) => s.stage === 'profiles'))
+          committed = [await commitTable({ run, dataset: 'profiles' })];
+        const planned = await buildEmployerPlan({
+          run,
+          datasets: employers,
+          append: enrichPlan.employers !== undefined,
+          ...freshnessOf(previous),
+        });
+        enrichPlan = { ...enrichPlan, employers: employerSummary(planned) };
+        employersAdded = planned.appended;
+        state.enrichPlan = enrichPlan;
+      }
+      work = [
+        ...work.filter((w) => w.plan.stage !== 'profiles'),
+        ...workOf(enrichPlan.employers?.stages ?? [], employersAdded),
+      ];
+    }
     for (const result of await tracker.runDatasets(work, budget)) retried.set(result.stage, result);
     const stageNames: StageName[] = [
       ...(previous.plan.match ? [previous.plan.match.stage] : []),
@@ -375,10 +314,14 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
         ),
       )
       .filter((s): s is StageResult => s !== undefined);
-    return await tracker.commit(previous.plan, enrichPlan, stages, previous.startedAt, [
-      ...(previous.retries ?? []),
-      retryId,
-    ]);
+    return await tracker.commit(
+      previous.plan,
+      enrichPlan,
+      stages,
+      previous.startedAt,
+      [...(previous.retries ?? []), retryId],
+      committed,
+    );
   } catch (error) {
     throw tracker.explain(error);
   }

@@ -4,6 +4,7 @@ import { isBulkDataset } from '../../contract/datasets.js';
 import { describeBatch } from '../../pipeline/batch-queue.js';
 import {
   isPeopleDataset,
+  prospectDatasetOf,
   type BatchOutcome,
   type BatchRef,
   type RunLocation,
@@ -101,7 +102,7 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
         try {
           response = await pacedCall(stage, (options) =>
             calls.bulkEnrichProspects(
-              stage,
+              prospectDatasetOf(stage),
               { prospect_ids: ids, ...(parameters ? { parameters } : {}) },
               options,
             ),

@@ -74,7 +74,9 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
                 files,
                 record.stage,
                 failure.batch,
-                input.enrichPlan.stages.find((s) => s.stage === record.stage)?.idPlan,
+                [...input.enrichPlan.stages, ...(input.enrichPlan.employers?.stages ?? [])].find(
+                  (s) => s.stage === record.stage,
+                )?.idPlan,
               );
               rows.push({
                 stage: record.stage,
@@ -132,6 +134,14 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
           matched_rows: input.enrichPlan.matchedRows,
           unmatched_rows: input.enrichPlan.unmatchedRows,
           unique_business_ids: input.enrichPlan.uniqueIds,
+          ...(input.enrichPlan.employers
+            ? {
+                unique_employer_ids: input.enrichPlan.employers.uniqueIds,
+                employer_from_input_rows: input.enrichPlan.employers.rowsFromInput,
+                employer_from_profile_rows: input.enrichPlan.employers.rowsFromProfile,
+                rows_without_employer: input.enrichPlan.employers.rowsWithout,
+              }
+            : {}),
           failed_batches: failedBatches,
           unstarted_batches: unstartedBatches,
           calls: input.stages.reduce((sum, s) => sum + s.calls, 0),
@@ -143,7 +153,10 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
           done_batches: s.doneBatches,
           failed_batches: s.failedBatches,
           unstarted_batches: s.unstarted?.batches ?? 0,
-          skipped_fresh: input.enrichPlan.stages.find((p) => p.stage === s.stage)?.skippedFresh ?? 0,
+          skipped_fresh:
+            [...input.enrichPlan.stages, ...(input.enrichPlan.employers?.stages ?? [])].find(
+              (p) => p.stage === s.stage,
+            )?.skippedFresh ?? 0,
           records: s.records,
           misses: s.misses,
           calls: s.calls,

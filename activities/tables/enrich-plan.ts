@@ -1,29 +1,28 @@
 // From matches to id batches: the `matches` table, each dataset's id plan (less what the freshness
 // ledger finds fresh), and the batches a retry runs again.
 import path from 'node:path';
-import type {
-  BatchFailure,
-  BatchRef,
-  EnrichDataset,
-  EnrichPlanSummary,
-  PendingBatches,
-  RunLocation,
-  StageName,
-  StagePlan,
+import {
+  isPeopleDataset,
+  type BatchFailure,
+  type BatchRef,
+  type EnrichDataset,
+  type EnrichPlanSummary,
+  type PendingBatches,
+  type RunLocation,
+  type StageName,
 } from '../../pipeline/run-types.js';
 import { heartbeat, cancellationSignal } from '../attempt.js';
 import { queryRows, sqlString } from '../../storage/duckdb.js';
 import { writeParquetTable } from '../parquet-tables.js';
-import { ledgerKey, runLayout, stageBatching } from '../../pipeline/run-layout.js';
-import { joinKey } from '../../storage/object-store.js';
+import { runLayout } from '../../pipeline/run-layout.js';
 import { gatherLines, RunFiles } from '../../storage/run-files.js';
+import { planDatasetIds } from './dataset-ids.js';
 
 import { duckFor, type ActivityDeps, type RunPlans } from '../run-plans.js';
 
 export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) {
   const { resolveStore } = deps;
   const duck = duckFor(deps);
-  const { writeChunks, appendIdChunks } = plans;
 
   return {
     /** Joins match results to the input rows (the `matches` table) and plans the id batches of each dataset. */
@@ -101,62 +100,17 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
                   (SELECT count(*) FROM ids) AS ids FROM matched`,
         );
         const uniqueIds = Number(counts?.ids ?? 0);
-        const stages: StagePlan[] = [];
-        const appended: PendingBatches[] = [];
-        const written = new Map<string, { totalBatches: number; added: BatchRef[] }>();
-        const output = resolveStore(run.output);
-        for (const dataset of datasets) {
-          const { batchSize, batchesPerChunk } = stageBatching(dataset);
-          // An incremental run plans each dataset apart: its ids minus those its ledger finds fresh.
-          let idTable = 'ids';
-          let idPlan: string | undefined;
-          let items = uniqueIds;
-          if (maxAgeMs !== undefined) {
-            idPlan = `ids-${batchSize}-${dataset}`;
-            idTable = `ids_${datasets.indexOf(dataset)}`;
-            const ledger = joinKey(output.prefix, ledgerKey(dataset));
-            const local = path.join(scratch, `ledger-${dataset}.parquet`);
-            const fresh = (await output.store.exists(ledger))
-              ? (await output.store.downloadToFile(ledger, local),
-                `SELECT ${idColumn} AS id FROM read_parquet(${sqlString(local)})
-                   WHERE checked_at >= to_timestamp(${((asOf ?? Date.now()) - maxAgeMs) / 1000})`)
-              : 'SELECT NULL::VARCHAR AS id WHERE false';
-            await connection.run(
-              `CREATE TABLE ${idTable} AS SELECT id FROM ids
-                 WHERE id NOT IN (${fresh}) ORDER BY rowid`,
-            );
-            const [kept] = await queryRows<{ n: number }>(connection, `SELECT count(*) AS n FROM ${idTable}`);
-            items = Number(kept?.n ?? 0);
-          }
-          const planPrefix = runLayout.idPlanPrefix(batchSize, idPlan);
-          let plan = written.get(planPrefix);
-          if (!plan) {
-            plan = append
-              ? await appendIdChunks(connection, files, batchSize, batchesPerChunk, scratch, idTable, idPlan)
-              : {
-                  totalBatches: await writeChunks(
-                    connection,
-                    files,
-                    `SELECT id FROM ${idTable} ORDER BY rowid`,
-                    items,
-                    batchSize,
-                    batchesPerChunk,
-                    (chunk) => runLayout.idChunk(batchSize, chunk, idPlan),
-                    (row) => row.id,
-                  ),
-                  added: [],
-                };
-            written.set(planPrefix, plan);
-          }
-          stages.push({
-            stage: dataset,
-            totalBatches: plan.totalBatches,
-            batchesPerChunk,
-            totalItems: items,
-            ...(idPlan ? { idPlan, skippedFresh: uniqueIds - items } : {}),
-          });
-          if (plan.added.length) appended.push({ stage: dataset, batches: plan.added });
-        }
+        // The employers of people are planned once the profiles are in (buildEmployerPlan).
+        const { stages, appended } = await planDatasetIds(connection, files, scratch, plans, {
+          datasets: people ? datasets.filter(isPeopleDataset) : datasets,
+          idColumn,
+          idTable: 'ids',
+          uniqueIds,
+          output: resolveStore(run.output),
+          append,
+          ...(maxAgeMs !== undefined ? { maxAgeMs } : {}),
+          ...(asOf !== undefined ? { asOf } : {}),
+        });
         return {
           matchedRows: Number(counts?.matched ?? 0),
           unmatchedRows: Number(counts?.unmatched ?? 0),

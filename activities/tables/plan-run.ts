@@ -2,6 +2,7 @@
 // given, the row table).
 import path from 'node:path';
 import {
+  employerDatasets,
   isPeopleDataset,
   runEntity,
   type EnrichDataset,
@@ -60,14 +61,20 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
             onProgress: (records) => heartbeat({ step: 'reading input', records }),
           });
           const people = planned.entity === 'prospects';
-          const wrong = datasets?.filter((d) => isPeopleDataset(d) !== people) ?? [];
+          // A people run may name business datasets: its employers'. A company run has no people.
+          const wrong = people ? [] : (datasets?.filter(isPeopleDataset) ?? []);
           if (wrong.length > 0)
             throw new InputFileError(
               'WRONG_ENTITY',
               input.location,
-              people
-                ? `lists people (columns ${Object.values(planned.mapping.fields).join(', ')}), but ${wrong.join(', ')} enrich companies; name people datasets (profiles, contacts_information) or pass --entity businesses`
-                : `lists companies, but ${wrong.join(', ')} enrich people; pass --entity prospects (and --map for its email, phone_number, network or full_name and company_name columns)`,
+              `lists companies, but ${wrong.join(', ')} enrich people; pass --entity prospects (and --map for its email, phone_number, network or full_name and company_name columns)`,
+            );
+          const employers = employerDatasets(datasets ?? [], planned.entity);
+          if (employers.length > 0 && !datasets?.includes('profiles') && !planned.mapping.fields.business_id)
+            throw new InputFileError(
+              'NO_EMPLOYER',
+              input.location,
+              `lists people; ${employers.join(', ')} enrich their employers, whose business ids come from the profiles or from a business_id column: add profiles to the datasets, or map the employer column (--map business_id=<column>)`,
             );
           let match: StagePlan | undefined;
           if (!planned.idsProvided && planned.uniqueKeys > 0) {

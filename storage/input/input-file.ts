@@ -18,8 +18,10 @@ export type InputFileErrorCode =
   | 'UNREADABLE'
   | 'NO_USABLE_COLUMN'
   | 'UNKNOWN_COLUMN'
-  /** A people list with company datasets, or the other way round. */
-  | 'WRONG_ENTITY';
+  /** A company list with people datasets. */
+  | 'WRONG_ENTITY'
+  /** A people list with employer datasets but no way to learn the employers. */
+  | 'NO_EMPLOYER';
 
 /** Thrown when an input file cannot be read at all; the message starts with the file's location. */
 export class InputFileError extends Error {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { validateJobSpec } from '../../jobs/job-spec.js';
 import { startRun } from '../../cli/start-run.js';
 import type { RunSummary } from '../../pipeline/run-types.js';
-import { PEOPLE_DATASETS } from '../../pipeline/run-types.js';
+import { PEOPLE_DATASETS, prospectDatasetOf } from '../../pipeline/run-types.js';
 import { stageWorkflowId } from '../../workflows/enrich-run.js';
 import {
   readTable,
@@ -30,6 +30,16 @@ afterAll(async () => stack?.stop());
 
 const csvField = (value: string) => (/[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
+const TABLES = [
+  'contacts_information',
+  'failures',
+  'firmographics',
+  'profiles',
+  'prospect_matches',
+  'prospect_network_posts',
+  'rejects',
+];
+
 interface Person {
   prospect_id: string;
   full_name: string;
@@ -37,6 +47,8 @@ interface Person {
   network: string;
   email: string | null;
   phone: string | null;
+  /** The employer the profile names. */
+  business_id: string | null;
 }
 
 /** People the sandbox serves, with the contact information it has for them. */
@@ -48,6 +60,7 @@ async function knownPeople(count: number): Promise<Person[]> {
     full_name: p.full_name!,
     company_name: p.company_name!,
     network: p.network!,
+    business_id: p.business_id ?? null,
   }));
   const contacts = new Map<
     string,
@@ -74,6 +87,8 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
   const personal: string[] = [];
   /** Row number → the reason its reject must give. */
   const rejects = new Map<number, RegExp>();
+  /** Row number → the employer business id its own business_id column gives. */
+  const givenEmployer = new Map<number, string>();
 
   beforeAll(async () => {
     people = await knownPeople(60);
@@ -86,7 +101,7 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
       rows.push(row);
       expected.set(rows.length, id);
     };
-    // Header: Full Name, Company, Work Email, Phone, LinkedIn URL, crm_id.
+    // Header: Full Name, Company, Work Email, Phone, LinkedIn URL, crm_id, Business Id (the employer).
     people.forEach((p, i) => {
       const crm = `c${i}`;
       if (i % 4 === 0 && p.email) {
@@ -104,7 +119,13 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
       } else if (i % 4 === 2) {
         add(['', '', '', '', `https://www.${p.network}/`, crm], p.prospect_id);
       } else {
-        add([p.full_name, p.company_name, '', '', '', crm], p.prospect_id);
+        // Every other one with an employer of its own, unlike the profile's: the row's wins.
+        const other = people.find((q) => q.business_id && q.business_id !== p.business_id)!.business_id!;
+        add(
+          [p.full_name, p.company_name, '', '', '', crm, i % 8 === 3 ? other.toUpperCase() : ''],
+          p.prospect_id,
+        );
+        if (i % 8 === 3) givenEmployer.set(rows.length, other);
       }
       personal.push(p.full_name);
     });
@@ -121,6 +142,8 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
     rejects.set(rows.length, /phone_number has 4 digits/);
     add(['', '', '', '', '', 'r4'], null);
     rejects.set(rows.length, /no usable field/);
+    add([people[0]!.full_name, people[0]!.company_name, '', '', '', 'r5', 'acme-123'], null);
+    rejects.set(rows.length, /business_id \(the employer\) "acme-123" is not a 32-character hexadecimal id/);
     personal.push('Orphaned Name');
     for (const n of rejects.keys()) expected.delete(n);
 
@@ -129,8 +152,8 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
     writeFileSync(
       local,
       [
-        'Full Name,Company,Work Email,Phone,LinkedIn URL,crm_id',
-        ...rows.map((r) => r.map(csvField).join(',')),
+        'Full Name,Company,Work Email,Phone,LinkedIn URL,crm_id,Business Id',
+        ...rows.map((r) => [...r, '', ''].slice(0, 7).map(csvField).join(',')),
       ].join('\n') + '\n',
     );
     const input = `${s3Location('inputs')}people.csv`;
@@ -142,7 +165,7 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
         {
           job_name: 'people',
           input: { location: input },
-          datasets: [...PEOPLE_DATASETS],
+          datasets: [...PEOPLE_DATASETS, 'firmographics'],
           output: s3Location('people'),
         },
         'test',
@@ -158,6 +181,8 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
       'prospect_match',
       'profiles',
       'contacts_information',
+      'prospect_network_posts',
+      'firmographics',
     ]);
     const matches = await readTable<{
       row_number: string;
@@ -186,7 +211,7 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
     for (const dataset of PEOPLE_DATASETS) {
       const truth = new Map<string, Record<string, unknown>>();
       for (let i = 0; i < ids.length; i += 50) {
-        const { body } = await stack.service.bulkEnrichProspects(dataset, {
+        const { body } = await stack.service.bulkEnrichProspects(prospectDatasetOf(dataset), {
           prospect_ids: ids.slice(i, i + 50),
         });
         for (const item of body.data) truth.set(item.prospect_id, item.data);
@@ -198,17 +223,58 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
       expect(new Set(got), dataset).toEqual(new Set(truth.keys()));
       const fields =
         dataset === 'profiles'
-          ? ['full_name', 'company_name', 'network']
-          : ['professions_email', 'mobile_phone'];
+          ? ['full_name', 'company_name', 'network', 'business_id']
+          : dataset === 'contacts_information'
+            ? ['professions_email', 'mobile_phone']
+            : ['post_url', 'display_name'];
       for (const row of table.rows) {
         const record = truth.get(row.prospect_id as string)!;
         for (const field of fields)
           expect(row[field] ?? null, `${dataset}.${field}`).toEqual(record[field] ?? null);
       }
     }
-    expect(summary.tables.map((t) => t.table).sort()).toEqual(
-      ['contacts_information', 'failures', 'profiles', 'prospect_matches', 'rejects'].sort(),
+    expect(summary.tables.map((t) => t.table).sort()).toEqual([...TABLES].sort());
+  });
+
+  test("employers: each matched row links to its own business_id, else its profile's; their firmographics are the service's", async () => {
+    const profileEmployer = new Map(people.map((p) => [p.prospect_id, p.business_id]));
+    const matches = await readTable<{
+      row_number: string;
+      prospect_id: string | null;
+      business_id: string | null;
+    }>(stack.config, summary.outputPrefix, 'prospect_matches');
+    expect(matches.types.business_id).toBe('VARCHAR');
+    expect(givenEmployer.size).toBeGreaterThan(0);
+    for (const row of matches.rows) {
+      const n = Number(row.row_number);
+      const want =
+        row.prospect_id === null
+          ? null
+          : (givenEmployer.get(n) ?? profileEmployer.get(row.prospect_id) ?? null);
+      expect(row.business_id, `row ${n}`).toBe(want);
+    }
+    const employers = [...new Set(matches.rows.map((r) => r.business_id).filter((id): id is string => !!id))];
+    expect(summary.enrichPlan.employers).toMatchObject({
+      uniqueIds: employers.length,
+      rowsFromInput: givenEmployer.size,
+    });
+    const truth = new Map<string, Record<string, unknown>>();
+    for (let i = 0; i < employers.length; i += 50) {
+      const { body } = await stack.service.bulkEnrich('firmographics', {
+        business_ids: employers.slice(i, i + 50),
+      });
+      for (const item of body.data) truth.set(item.business_id, item.data);
+    }
+    const table = await readTable<Record<string, unknown>>(
+      stack.config,
+      summary.outputPrefix,
+      'firmographics',
     );
+    expect(table.types.business_id).toBe('VARCHAR');
+    expect(table.rows.length).toBe(new Set(table.rows.map((r) => r.business_id)).size);
+    expect(new Set(table.rows.map((r) => r.business_id))).toEqual(new Set(truth.keys()));
+    for (const row of table.rows)
+      expect(row.name ?? null).toEqual(truth.get(row.business_id as string)!.name ?? null);
   });
 
   test('manifest, report and _SUCCESS are written as for company runs', async () => {
@@ -220,9 +286,7 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
     const manifest = JSON.parse((await store.getBytes(`${prefix}manifest.json`)).toString('utf8')) as {
       tables: { name: string; rows: number }[];
     };
-    expect(manifest.tables.map((t) => t.name).sort()).toEqual(
-      ['contacts_information', 'failures', 'profiles', 'prospect_matches', 'rejects'].sort(),
-    );
+    expect(manifest.tables.map((t) => t.name).sort()).toEqual([...TABLES].sort());
     const report = (await store.getBytes(`${prefix}report.md`)).toString('utf8');
     expect(report).toContain('prospect_match');
     expect(report).toContain('unique prospect ids for which the dataset has a record');
@@ -261,6 +325,8 @@ describe('enrich: a people match batch the service refuses', () => {
   beforeAll(async () => {
     people = (await knownPeople(40)).filter((p) => p.email).slice(0, 8);
     expect(people.length).toBe(8);
+    // The refused person's employer is theirs alone: only a retry can bring it to the run.
+    expect(people.filter((p) => p.business_id === people[2]!.business_id)).toHaveLength(1);
     // The service refuses any request holding the third person's email, with a 422 that quotes it.
     await setFaults(stack.sandbox, [
       { match: 'matchProspects', kind: 'reject', bodyContains: people[2]!.email! },
@@ -277,7 +343,7 @@ describe('enrich: a people match batch the service refuses', () => {
         {
           job_name: 'people-refused',
           input: { location: input },
-          datasets: ['profiles'],
+          datasets: ['profiles', 'firmographics'],
           output: s3Location('people'),
         },
         'test',
@@ -316,6 +382,10 @@ describe('enrich: a people match batch the service refuses', () => {
       items: ['key_id 2'],
     });
     expect(failures.rows[0]!.message).not.toContain(people[2]!.email!);
+    // The employers of the people matched: the refused one's is not among them yet.
+    expect(summary.enrichPlan.employers?.uniqueIds).toBe(
+      new Set(people.filter((_, i) => i !== 2).map((p) => p.business_id)).size,
+    );
     const histories: string[] = [];
     for (const workflowId of [summary.runId, stageWorkflowId(summary.runId, 'prospect_match')]) {
       const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
@@ -349,5 +419,25 @@ describe('enrich: a people match batch the service refuses', () => {
     expect(new Set(profiles.rows.map((r) => r.prospect_id))).toEqual(
       new Set(people.map((p) => p.prospect_id)),
     );
+    // The person matched now brought their employer: planned, enriched and linked by the retry.
+    const linked = await readTable<{ business_id: string | null }>(
+      stack.config,
+      done.outputPrefix,
+      'prospect_matches',
+      'SELECT business_id FROM t ORDER BY row_number',
+    );
+    expect(linked.rows.map((r) => r.business_id)).toEqual(people.map((p) => p.business_id));
+    const employers = [...new Set(people.map((p) => p.business_id!))];
+    const { body } = await stack.service.bulkEnrich('firmographics', { business_ids: employers });
+    const firmographics = await readTable<{ business_id: string }>(
+      stack.config,
+      done.outputPrefix,
+      'firmographics',
+    );
+    expect(new Set(firmographics.rows.map((r) => r.business_id))).toEqual(
+      new Set(body.data.map((d) => d.business_id)),
+    );
+    expect(body.data.map((d) => d.business_id)).toContain(people[2]!.business_id);
+    expect(done.stages.find((s) => s.stage === 'firmographics')?.failedBatches).toBe(0);
   });
 });

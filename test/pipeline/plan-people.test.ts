@@ -279,17 +279,49 @@ describe('job specs and dry runs of people lists', () => {
     expect(run.datasets).toEqual(['profiles', 'contacts_information']);
   });
 
-  test('a run enriches people or companies, not both; the entity must fit the datasets', () => {
-    expect(() => spec({}, ['profiles', 'firmographics'])).toThrow(
-      /profiles enrich people and firmographics companies; a run enriches one or the other/,
+  test("a people run may name its employers' datasets; network_posts must say whose posts", () => {
+    const run = toRunInput(
+      spec({}, ['profiles', 'firmographics', 'prospect_network_posts', 'business_network_posts']),
+      'k',
     );
+    // The employers' posts are the business dataset: its table and ledger are network_posts.
+    expect(run.datasets).toEqual(['profiles', 'firmographics', 'prospect_network_posts', 'network_posts']);
+    expect(toRunInput(spec({ entity: 'prospects' }, ['firmographics']), 'k').datasets).toEqual([
+      'firmographics',
+    ]);
+    expect(() => spec({}, ['profiles', 'network_posts'])).toThrow(
+      /datasets\[1\]: "network_posts" is ambiguous in a list of people: say prospect_network_posts for the people's own posts, or business_network_posts for their employers' posts/,
+    );
+    expect(() => spec({ entity: 'prospects' }, ['network_posts'])).toThrow(/"network_posts" is ambiguous/);
+    expect(() => spec({}, ['business_network_posts'])).toThrow(
+      /"business_network_posts" names the employers' posts of a list of people; for a company list say network_posts/,
+    );
+    expect(toRunInput(spec({}, ['network_posts']), 'k').datasets).toEqual(['network_posts']);
     expect(() => spec({ entity: 'businesses' }, ['profiles'])).toThrow(
       /profiles enrich people, but input.entity is businesses/,
     );
-    expect(() => spec({ entity: 'prospects' }, ['firmographics'])).toThrow(
-      /input.entity is prospects; a people run's datasets are profiles, contacts_information/,
-    );
     expect(() => spec({ entity: 'people' }, ['profiles'])).toThrow(/input.entity/);
+  });
+
+  test('a people business_id column is the employer: a malformed one rejects its row with the reason', async () => {
+    const csv = file(
+      'employers.csv',
+      'Email,Business Id\n' +
+        'a@example.com,0123456789ABCDEF0123456789abcdef\n' +
+        'b@example.com,\n' +
+        'c@example.com,acme-42\n',
+    );
+    const { summary, rows, rejects } = await plan(csv);
+    expect(summary.entity).toBe('prospects');
+    expect(summary.mapping.fields).toMatchObject({ email: 'Email', business_id: 'Business Id' });
+    expect(rejects.map((r) => [r.row_number, r.reason])).toEqual([
+      ['3', 'business_id (the employer) "acme-42" is not a 32-character hexadecimal id'],
+    ]);
+    expect(summary.uniqueKeys).toBe(2);
+    expect(rows.map((r) => r.input_Business_Id ?? r['input_Business Id'])).toEqual([
+      '0123456789ABCDEF0123456789abcdef',
+      null,
+    ]);
   });
 
   test('a dry run plans a people list by its datasets: prospect_match, then each prospect dataset', async () => {
