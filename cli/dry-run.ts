@@ -5,14 +5,14 @@
 // run's preflight goes first (storage/preflight.ts), so a bad input or output fails with a run's words.
 import type { EnrichflowConfig } from '../config/index.js';
 import { withDuckDb } from '../storage/duckdb.js';
-import { planInput } from '../storage/plan-input.js';
+import { checkRunDatasets, planInput } from '../storage/plan-input.js';
 import { BATCH_SIZE, stageBatching } from '../pipeline/run-layout.js';
 import { jobNameOf, toRunInput, type JobSpec } from '../jobs/job-spec.js';
 import { defaultPriceTable, readPriceTableFile, type PriceTable } from '../jobs/prices.js';
 import { openObjectStore } from '../storage/open-store.js';
 import { checkRun } from '../storage/preflight.js';
 import type { S3ConnectionOptions } from '../storage/s3-store.js';
-import { runEntity, type EnrichDataset, type StageName } from '../pipeline/run-types.js';
+import { employerDatasets, runEntity, type StageName } from '../pipeline/run-types.js';
 
 export interface DryRunStage {
   stage: StageName;
@@ -91,7 +91,9 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
     ...(config.workDir ? { tempDir: config.workDir } : {}),
   });
   const source = resolve(spec.input.location);
-  const entity = runEntity(spec.input.entity, spec.datasets);
+  // The datasets as the run takes them (the employers' posts alias resolved).
+  const datasets = toRunInput(spec, '').datasets;
+  const entity = runEntity(spec.input.entity, datasets);
   const planned = await withDuckDb(
     { ...(config.workDir ? { workDir: config.workDir } : {}) },
     (connection, scratch) =>
@@ -108,6 +110,8 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
         { tempDir: scratch },
       ),
   );
+  checkRunDatasets(spec.input.location, datasets, planned);
+  const employers = employerDatasets(datasets, planned.entity);
   const calls = (items: number, batchSize: number) => Math.ceil(items / batchSize);
   const stages: DryRunStage[] = [];
   const priced = (items: number, price: number | null) => ({
@@ -126,7 +130,8 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
     });
   }
   // Each match key resolves to at most one id, so the distinct ids are at most the distinct keys.
-  for (const dataset of spec.datasets as EnrichDataset[]) {
+  // An employer dataset has at most one id per person (several people may share one).
+  for (const dataset of datasets) {
     const { batchSize } = stageBatching(dataset);
     const price = prices.datasets[dataset];
     stages.push({
@@ -134,7 +139,7 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
       items: planned.uniqueKeys,
       batchSize,
       calls: calls(planned.uniqueKeys, batchSize),
-      exact: planned.idsProvided,
+      exact: planned.idsProvided && !employers.includes(dataset),
       ...priced(planned.uniqueKeys, price),
     });
   }
@@ -152,6 +157,11 @@ export async function planDryRun(spec: JobSpec, options: DryRunOptions): Promise
   if (!planned.idsProvided) {
     notes.push(
       `Dataset calls are at most: ids come from matching, and unmatched keys or keys matching the same ${planned.entity === 'prospects' ? 'person' : 'business'} need fewer.`,
+    );
+  }
+  if (employers.length > 0) {
+    notes.push(
+      `${employers.join(', ')} enrich the people's employers: at most one per person, fewer where people share an employer; their business ids come from ${planned.mapping.fields.business_id ? `the ${planned.mapping.fields.business_id} column, else ` : ''}the profiles.`,
     );
   }
   const budget =

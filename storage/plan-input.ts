@@ -12,7 +12,14 @@ import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileLocation } from './files.js';
 import { InputFileError, openInputFile } from './input/index.js';
-import { MATCH_FIELDS, PROSPECT_MATCH_FIELDS, type InputSpec } from '../pipeline/run-types.js';
+import {
+  employerDatasets,
+  isPeopleDataset,
+  MATCH_FIELDS,
+  PROSPECT_MATCH_FIELDS,
+  type EnrichDataset,
+  type InputSpec,
+} from '../pipeline/run-types.js';
 import { KeyIndex } from './key-index.js';
 import {
   BUSINESS_ID,
@@ -202,4 +209,33 @@ export async function planInput(
     mapping,
     keysFile: out.keysFile,
   };
+}
+
+/**
+ * Whether a planned input can feed the run's datasets: a company list takes no people dataset, and a
+ * people list naming business datasets (its employers') needs each person's business id, from the
+ * profiles or from a `business_id` column. The run and its dry run fail with the same words.
+ */
+export function checkRunDatasets(
+  location: string,
+  datasets: readonly EnrichDataset[],
+  planned: Pick<PlannedInput, 'entity' | 'mapping'>,
+): void {
+  if (planned.entity !== 'prospects') {
+    const people = datasets.filter(isPeopleDataset);
+    if (people.length > 0)
+      throw new InputFileError(
+        'WRONG_ENTITY',
+        location,
+        `lists companies, but ${people.join(', ')} enrich people; pass --entity prospects (and --map for its email, phone_number, network or full_name and company_name columns)`,
+      );
+    return;
+  }
+  const employers = employerDatasets(datasets, planned.entity);
+  if (employers.length > 0 && !datasets.includes('profiles') && !planned.mapping.fields.business_id)
+    throw new InputFileError(
+      'NO_EMPLOYER',
+      location,
+      `lists people; ${employers.join(', ')} enrich their employers, whose business ids come from the profiles or from a business_id column: add profiles to the datasets, or map the employer column (--map business_id=<column>)`,
+    );
 }

@@ -2,8 +2,6 @@
 // given, the row table).
 import path from 'node:path';
 import {
-  employerDatasets,
-  isPeopleDataset,
   runEntity,
   type EnrichDataset,
   type InputSpec,
@@ -11,11 +9,10 @@ import {
   type RunLocation,
   type StagePlan,
 } from '../../pipeline/run-types.js';
-import { InputFileError } from '../../storage/input/index.js';
 import { heartbeat, cancellationSignal } from '../attempt.js';
 import { sqlString } from '../../storage/duckdb.js';
 import { writeParquetTable } from '../parquet-tables.js';
-import { planInput, planLines } from '../../storage/plan-input.js';
+import { checkRunDatasets, planInput, planLines } from '../../storage/plan-input.js';
 import { BATCHES_PER_CHUNK, BATCH_SIZE, runLayout } from '../../pipeline/run-layout.js';
 import { RunFiles } from '../../storage/run-files.js';
 import { preflightRun } from '../preflight.js';
@@ -61,21 +58,7 @@ export function createPlanRunActivities(deps: ActivityDeps, plans: RunPlans) {
             onProgress: (records) => heartbeat({ step: 'reading input', records }),
           });
           const people = planned.entity === 'prospects';
-          // A people run may name business datasets: its employers'. A company run has no people.
-          const wrong = people ? [] : (datasets?.filter(isPeopleDataset) ?? []);
-          if (wrong.length > 0)
-            throw new InputFileError(
-              'WRONG_ENTITY',
-              input.location,
-              `lists companies, but ${wrong.join(', ')} enrich people; pass --entity prospects (and --map for its email, phone_number, network or full_name and company_name columns)`,
-            );
-          const employers = employerDatasets(datasets ?? [], planned.entity);
-          if (employers.length > 0 && !datasets?.includes('profiles') && !planned.mapping.fields.business_id)
-            throw new InputFileError(
-              'NO_EMPLOYER',
-              input.location,
-              `lists people; ${employers.join(', ')} enrich their employers, whose business ids come from the profiles or from a business_id column: add profiles to the datasets, or map the employer column (--map business_id=<column>)`,
-            );
+          if (datasets) checkRunDatasets(input.location, datasets, planned);
           let match: StagePlan | undefined;
           if (!planned.idsProvided && planned.uniqueKeys > 0) {
             // The keys file's lines are the plan items, in key_id order. Plan files go first, while

@@ -342,6 +342,35 @@ describe('job specs and dry runs of people lists', () => {
     ]);
   });
 
+  test('a dry run of a people list with employers: at most one per person, priced as company datasets; it needs profiles or a business_id column', async () => {
+    const csv = file(
+      'dry-employers.csv',
+      'Email\n' + Array.from({ length: 70 }, (_, i) => `person${i}@example.com`).join('\n') + '\n',
+    );
+    const plan = await planDryRun(
+      spec({ location: csv }, ['profiles', 'firmographics', 'business_network_posts']),
+      {
+        config: loadConfig({ env: {} }),
+      },
+    );
+    expect(plan.stages.map((s) => [s.stage, s.items, s.calls, s.exact, s.creditsPerRecord])).toEqual([
+      ['prospect_match', 70, 2, true, null],
+      ['profiles', 70, 2, false, null],
+      ['firmographics', 70, 2, false, 1],
+      ['network_posts', 70, 2, false, 1],
+    ]);
+    expect(plan.notes.join('\n')).toContain(
+      "firmographics, network_posts enrich the people's employers: at most one per person",
+    );
+    await expect(
+      planDryRun(spec({ location: csv }, ['contacts_information', 'firmographics']), {
+        config: loadConfig({ env: {} }),
+      }),
+    ).rejects.toThrow(
+      /lists people; firmographics enrich their employers, whose business ids come from the profiles or from a business_id column: add profiles to the datasets, or map the employer column \(--map business_id=<column>\)/,
+    );
+  });
+
   test('a dry run of a people list prices prospect_match and the prospect datasets from a price file, and says they are unpriced without one', async () => {
     const csv = file(
       'dry-people-priced.csv',
