@@ -32,7 +32,9 @@ import {
   jsonDecodeDetail,
   schemaErrorsToDetail,
   BULK_DATASETS,
+  PROSPECT_DATASETS,
   type BulkDataset,
+  type ProspectDataset,
   type RouteSpec,
 } from '../contract/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -65,10 +67,11 @@ import { RouteMethods } from './http/conventions.js';
 import { FaultConfigSchema, FaultInjector, type FaultConfig, type FaultRule } from './http/faults.js';
 import { registerSandboxRoutes, type SandboxServices } from './http/routes.js';
 import { Autocomplete } from './query/autocomplete.js';
-import { DatasetRecords } from './query/dataset-records.js';
+import { DatasetRecords, prospectRecordSources } from './query/dataset-records.js';
 import { BusinessIndex } from './query/business-index.js';
 import { BusinessKeys } from './query/business-keys.js';
 import { ProspectIndex, RecentRecords, SearchTotals } from './query/prospect-index.js';
+import { ProspectKeys } from './query/prospect-keys.js';
 import type { SqlParams } from './query/sql.js';
 
 export const DEFAULT_SEED = 'enrichflow';
@@ -102,6 +105,11 @@ export interface SandboxOptions {
   events?: false | Omit<EventsPluginOptions, 'db' | 'adminKey' | 'logger' | 'responseContext' | 'clock'>;
   /** Memory for bulk-dataset records held in process, bytes; default 192 MiB (0: always query). */
   recordCacheBytes?: number;
+  /**
+   * Memory for prospect-dataset records (profiles, contacts, posts) held in process, bytes; default
+   * 128 MiB (0: always query). Each dataset loads on first use; one larger than this is queried.
+   */
+  prospectRecordCacheBytes?: number;
   /** Recently served prospect records kept in memory, bytes; default 8 MiB. */
   prospectCacheBytes?: number;
   /** Datasets loaded into memory at start, in the background; default firmographics. */
@@ -123,6 +131,7 @@ export interface SandboxOptions {
 export interface SandboxHandle {
   store: SandboxStore;
   records: DatasetRecords;
+  prospectRecords: DatasetRecords<ProspectDataset>;
   faults: FaultInjector;
   limiter: SlidingWindowLimiter | null;
 }
@@ -190,6 +199,11 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     logger,
   });
   void records.preload(options.preloadDatasets ?? ['firmographics']);
+  const prospectRecords = new DatasetRecords<ProspectDataset>(
+    store,
+    { budgetBytes: options.prospectRecordCacheBytes ?? 128 * 1024 * 1024, logger },
+    prospectRecordSources(store),
+  );
   // The indexes load in the background: the app listens at once, and the routes that need them wait.
   const autocomplete = Autocomplete.build(store);
   const prospects = ProspectIndex.load(store);
@@ -200,6 +214,21 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
   businessKeys.then(
     (keys) => (loadedKeys = keys),
     (error: unknown) => logger.warn({ err: error }, 'sandbox: match keys not loaded; matching by query'),
+  );
+  // Prospect match keys and ids (they read employer names from the business keys); prospect match and
+  // prospect records query the tables until they are loaded.
+  const prospectKeys = businessKeys.then((keys) => ProspectKeys.load(store, keys));
+  let loadedProspectKeys: ProspectKeys | undefined;
+  prospectKeys.then(
+    (keys) => {
+      loadedProspectKeys = keys;
+      logger.info(
+        { prospects: keys.size, bytes: keys.memoryBytes },
+        'sandbox: prospect match keys in memory',
+      );
+    },
+    (error: unknown) =>
+      logger.warn({ err: error }, 'sandbox: prospect match keys not loaded; matching by query'),
   );
   // Failures surface in the requests that await these; keep them from being unhandled meanwhile.
   for (const loading of [autocomplete, prospects, businessIndex]) loading.catch(() => undefined);
@@ -223,7 +252,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     rewriteUrl: (raw: IncomingMessage) => (strict ? (raw.url ?? '/') : specPath(raw.url ?? '/')),
   });
   const routeMethods = new RouteMethods(app);
-  app.decorate('sandbox', { store, records, faults, limiter });
+  app.decorate('sandbox', { store, records, prospectRecords, faults, limiter });
   app.decorateRequest('apiKeyName', null);
   app.decorateRequest('tenant', '');
   app.decorateRequest('startedAt', 0);
@@ -383,11 +412,11 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
   });
 
   let indexesReady = false;
-  void Promise.all([autocomplete, prospects, businessIndex, businessKeys]).then(
+  void Promise.all([autocomplete, prospects, businessIndex, businessKeys, prospectKeys]).then(
     () => (indexesReady = true),
     () => undefined,
   );
-  registerAdminRoutes(app, options.adminKey, faults, limiter, records, () => indexesReady);
+  registerAdminRoutes(app, options.adminKey, faults, limiter, records, prospectRecords, () => indexesReady);
 
   let hasEventsTable: boolean | null = null;
   // The events plugin may serve its seeded history shifted to end today; the `events` filter of business
@@ -403,6 +432,8 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     prospects,
     businessIndex,
     matchKeys: () => loadedKeys,
+    prospectKeys: () => loadedProspectKeys,
+    prospectRecords,
     recentProspects: new RecentRecords(options.prospectCacheBytes ?? 8 * 1024 * 1024),
     prospectTotals: new SearchTotals(),
     clock,
@@ -445,8 +476,9 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
   app.addHook('onClose', async () => {
     for (const request of hanging) request.raw.socket?.destroy();
     records.close();
-    await records.settle();
-    await Promise.allSettled([autocomplete, prospects, businessIndex, businessKeys]);
+    prospectRecords.close();
+    await Promise.all([records.settle(), prospectRecords.settle()]);
+    await Promise.allSettled([autocomplete, prospects, businessIndex, businessKeys, prospectKeys]);
     store.close();
   });
   logger.info(
@@ -468,6 +500,7 @@ function registerAdminRoutes(
   faults: FaultInjector,
   limiter: SlidingWindowLimiter | null,
   records: DatasetRecords,
+  prospectRecords: DatasetRecords<ProspectDataset>,
   indexesReady: () => boolean,
 ): void {
   const isAdmin = (request: FastifyRequest) => {
@@ -484,6 +517,7 @@ function registerAdminRoutes(
     return reply.send({
       indexes_ready: indexesReady(),
       datasets_in_memory: BULK_DATASETS.filter((dataset) => records.isLoaded(dataset)),
+      prospect_datasets_in_memory: PROSPECT_DATASETS.filter((dataset) => prospectRecords.isLoaded(dataset)),
       rss_bytes: memory.rss,
       heap_used_bytes: memory.heapUsed,
       heap_total_bytes: memory.heapTotal,

@@ -35,6 +35,7 @@ import {
 import type { EventsCondition } from '../query/filters.js';
 import { matchBusinesses, matchProspects } from '../query/match.js';
 import { InvalidCursorError, type PagingRequest } from '../query/paging.js';
+import type { ProspectKeys } from '../query/prospect-keys.js';
 import { lookupProspectRecords } from '../query/prospect-records.js';
 import { shiftPostDates } from './clock.js';
 import { responseContext, sendJson, sendValidationError } from './context.js';
@@ -42,12 +43,16 @@ import { responseContext, sendJson, sendValidationError } from './context.js';
 export interface SandboxServices {
   store: SandboxStore;
   records: DatasetRecords;
+  /** Prospect dataset records by prospect row index (loaded on first use). */
+  prospectRecords: DatasetRecords<ProspectDataset>;
   /** Indexes built after start; routes await them. */
   autocomplete: Promise<Autocomplete>;
   prospects: Promise<ProspectIndex>;
   businessIndex: Promise<BusinessIndex>;
   /** In-memory match keys once loaded (until then, matching queries the table). */
   matchKeys: () => BusinessKeys | undefined;
+  /** Prospect match keys and ids once loaded (until then, matching and records query the tables). */
+  prospectKeys: () => ProspectKeys | undefined;
   recentProspects: RecentRecords;
   /** Totals of recent prospect searches, so later pages of a query skip the count. */
   prospectTotals: SearchTotals;
@@ -199,7 +204,11 @@ function enrichProspects(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const { prospect_ids: ids } = body<{ prospect_ids: string[] }>(request);
-  const lookup: RecordLookup = (wanted) => lookupProspectRecords(services.store, dataset, wanted);
+  const lookup: RecordLookup = (wanted) =>
+    lookupProspectRecords(services.store, dataset, wanted, {
+      keys: services.prospectKeys,
+      records: services.prospectRecords,
+    });
   const transform = dataset === 'network_posts' ? postDates(services) : undefined;
   return bulkEnrich(request, reply, 'prospect_id', ids, lookup, transform);
 }
@@ -301,7 +310,7 @@ export function registerSandboxRoutes(
 
   serve(app, ROUTES.matchProspects, async (request, reply) => {
     const inputs = body<{ prospects_to_match: ProspectMatchInput[] }>(request).prospects_to_match;
-    const ids = await matchProspects(store, inputs);
+    const ids = await matchProspects(store, inputs, services.prospectKeys());
     const matches = ids.filter((id) => id !== null).length;
     return reply.send({
       response_context: responseContext(request, matches === 0 ? 'miss' : 'success'),

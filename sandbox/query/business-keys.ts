@@ -135,6 +135,11 @@ export class BusinessKeys {
     };
   }
 
+  /** The normalised name of a business, by row index. */
+  nameNorm(bix: number): string {
+    return this.tables.name.value(bix);
+  }
+
   /** The businesses carrying `value` as their domain, network slug or normalised name, by row index. */
   find(field: KeyField, value: string): BusinessKeyHit[] {
     return this.tables[field].find(value).map((bix) => this.hit(bix));

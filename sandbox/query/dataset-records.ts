@@ -1,18 +1,57 @@
-// Serves the stored JSON records of the bulk datasets by business row index. A dataset in use is loaded
+// Serves the stored JSON records of the bulk datasets by row index (business datasets by business row
+// index; prospect datasets, made with `prospectRecordSources`, by prospect row index). A dataset in use is loaded
 // whole into memory (UTF-8 bytes with the common keys packed, an offset per business), so a 50-id bulk call is a few slices and no
 // query; until that load finishes, and for datasets that do not fit the memory budget, records come from
 // DuckDB. Least recently used datasets are dropped when the budget is exceeded.
 import { BULK_DATASETS, type BulkDataset } from '../../contract/datasets.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { datasetTable } from '../data/generate.js';
+import type { ProspectDataset } from '../../contract/prospect-datasets.js';
 import type { SandboxStore } from '../data/store.js';
+
+/** Where a dataset's records are: `SELECT <index>, <json> FROM <from>`, indexes in [0, size). */
+export interface RecordSource {
+  from: string;
+  index: string;
+  json: string;
+  size: number;
+}
+
+function businessRecordSources(store: SandboxStore): Record<BulkDataset, RecordSource> {
+  const size = store.businessIds.length;
+  return Object.fromEntries(
+    BULK_DATASETS.map((dataset) => [
+      dataset,
+      { from: datasetTable(dataset), index: 'bix', json: 'json', size },
+    ]),
+  ) as Record<BulkDataset, RecordSource>;
+}
+
+/**
+ * The prospect datasets by prospect row index. Contacts and posts take the row index of their prospect
+ * id from the prospects table (a join on the id, as the lookup by id does), not their own `pix` column.
+ */
+export function prospectRecordSources(store: SandboxStore): Record<ProspectDataset, RecordSource> {
+  const size = store.meta.prospects;
+  const joined = (table: string) => ({
+    from: `${table} r JOIN prospects p ON p.prospect_id = r.prospect_id`,
+    index: 'p.pix',
+    json: 'r.json',
+    size,
+  });
+  return {
+    profiles: { from: 'prospects', index: 'pix', json: 'record_json', size },
+    contacts_information: joined('prospect_contacts'),
+    network_posts: joined('prospect_posts'),
+  };
+}
 
 interface LoadedDataset {
   /** Encoded records, one after the other, in slabs of SLAB_BYTES (a record never spans two slabs). */
   slabs: Buffer[];
   /** Bytes held in the slabs. */
   size: number;
-  /** Start of each business's record (slab index * SLAB_SPAN + offset); -1 when it has none. */
+  /** Start of each row's record (slab index * SLAB_SPAN + offset); -1 when it has none. */
   starts: Float64Array;
   lengths: Int32Array;
   codec: KeyCodec;
@@ -95,35 +134,39 @@ export interface DatasetRecordsOptions {
   logger?: Logger;
 }
 
-export class DatasetRecords {
-  private readonly states = new Map<BulkDataset, DatasetState>();
+export class DatasetRecords<D extends string = BulkDataset> {
+  private readonly states = new Map<D, DatasetState>();
   private readonly budget: number;
   private readonly logger: Logger;
+  private readonly sources: Record<D, RecordSource>;
   private closed = false;
 
+  /** The business datasets by default; `sources` for others (see `prospectRecordSources`). */
   constructor(
     private readonly store: SandboxStore,
     options: DatasetRecordsOptions = {},
+    sources?: Record<D, RecordSource>,
   ) {
     this.budget = options.budgetBytes ?? 192 * 1024 * 1024;
     this.logger = options.logger ?? silentLogger;
-    for (const dataset of BULK_DATASETS) this.states.set(dataset, { kind: 'cold' });
+    this.sources = sources ?? (businessRecordSources(store) as Record<D, RecordSource>);
+    for (const dataset of Object.keys(this.sources) as D[]) this.states.set(dataset, { kind: 'cold' });
   }
 
   /** Starts loading datasets into memory in the background (e.g. the ones a deployment uses most). */
-  preload(datasets: readonly BulkDataset[]): Promise<void> {
+  preload(datasets: readonly D[]): Promise<void> {
     return Promise.all(datasets.map((dataset) => this.ensureLoading(dataset))).then(() => undefined);
   }
 
   /** Whether a dataset is served from memory. */
-  isLoaded(dataset: BulkDataset): boolean {
+  isLoaded(dataset: D): boolean {
     return this.states.get(dataset)?.kind === 'loaded';
   }
 
   /**
-   * The record bytes of each business row index, in order; null where the business has no record.
+   * The record bytes of each row index, in order; null where the row has no record.
    */
-  async lookup(dataset: BulkDataset, bixes: readonly number[]): Promise<(Buffer | null)[]> {
+  async lookup(dataset: D, bixes: readonly number[]): Promise<(Buffer | null)[]> {
     const state = this.states.get(dataset);
     if (state?.kind === 'loaded') {
       const { data } = state;
@@ -140,21 +183,22 @@ export class DatasetRecords {
     return this.query(dataset, bixes);
   }
 
-  private async query(dataset: BulkDataset, bixes: readonly number[]): Promise<(Buffer | null)[]> {
+  private async query(dataset: D, bixes: readonly number[]): Promise<(Buffer | null)[]> {
     if (bixes.length === 0) return [];
+    const { from, index, json } = this.sources[dataset];
     const unique = [...new Set(bixes)];
     const placeholders = unique.map((_, i) => `$b${i}`).join(', ');
     const values = Object.fromEntries(unique.map((bix, i) => [`b${i}`, bix]));
     const rows = await this.store.query(
-      `SELECT bix, json FROM ${datasetTable(dataset)} WHERE bix IN (${placeholders})`,
+      `SELECT ${index} AS ix, ${json} AS json FROM ${from} WHERE ${index} IN (${placeholders})`,
       values,
     );
     const found = new Map<number, Buffer>();
-    for (const row of rows) found.set(Number(row.bix), Buffer.from(String(row.json), 'utf8'));
+    for (const row of rows) found.set(Number(row.ix), Buffer.from(String(row.json), 'utf8'));
     return bixes.map((bix) => found.get(bix) ?? null);
   }
 
-  private ensureLoading(dataset: BulkDataset): Promise<void> {
+  private ensureLoading(dataset: D): Promise<void> {
     const state = this.states.get(dataset);
     if (!state || state.kind !== 'cold' || this.budget <= 0) return Promise.resolve();
     const done = this.load(dataset).catch((error: unknown) => {
@@ -168,11 +212,11 @@ export class DatasetRecords {
     return done;
   }
 
-  private async load(dataset: BulkDataset): Promise<void> {
+  private async load(dataset: D): Promise<void> {
     const started = performance.now();
-    const table = datasetTable(dataset);
+    const { from, index, json, size: rowCount } = this.sources[dataset];
     const [sizeRow] = await this.store.query(
-      `SELECT coalesce(sum(strlen(json)), 0) AS bytes, count(*) AS n FROM ${table}`,
+      `SELECT coalesce(sum(strlen(${json})), 0) AS bytes, count(*) AS n FROM ${from}`,
     );
     const total = Number(sizeRow?.bytes ?? 0);
     if (total > this.budget) {
@@ -184,17 +228,16 @@ export class DatasetRecords {
       return;
     }
     this.makeRoom(total, dataset);
-    const sample = await this.store.query(`SELECT json FROM ${table} LIMIT ${CODEC_SAMPLE}`);
+    const sample = await this.store.query(`SELECT ${json} AS json FROM ${from} LIMIT ${CODEC_SAMPLE}`);
     const codec = KeyCodec.fromSample(sample.map((row) => String(row.json)));
-    const businesses = this.store.businessIds.length;
-    const starts = new Float64Array(businesses).fill(-1);
-    const lengths = new Int32Array(businesses);
+    const starts = new Float64Array(rowCount).fill(-1);
+    const lengths = new Int32Array(rowCount);
     const slabs: Buffer[] = [];
     let slab = Buffer.allocUnsafe(0);
     let offset = 0;
     let size = 0;
     await this.store.withConnection(async (connection) => {
-      const result = await connection.stream(`SELECT bix, json FROM ${table}`);
+      const result = await connection.stream(`SELECT ${index}, ${json} FROM ${from}`);
       for (;;) {
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
@@ -211,6 +254,9 @@ export class DatasetRecords {
           }
           const written = slab.write(packed, offset, 'utf8');
           const bix = bixColumn[i] as number;
+          if (!Number.isInteger(bix) || bix < 0 || bix >= rowCount) {
+            throw new Error(`${dataset}: row index ${bix} outside [0, ${rowCount})`);
+          }
           starts[bix] = (slabs.length - 1) * SLAB_SPAN + offset;
           lengths[bix] = written;
           offset += written;
@@ -232,7 +278,7 @@ export class DatasetRecords {
   }
 
   /** Drops least recently used datasets until `incoming` more bytes fit the budget. */
-  private makeRoom(incoming: number, loading: BulkDataset): void {
+  private makeRoom(incoming: number, loading: D): void {
     const loaded = () =>
       [...this.states].flatMap(([dataset, state]) =>
         state.kind === 'loaded' && dataset !== loading ? [{ dataset, data: state.data }] : [],

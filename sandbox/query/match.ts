@@ -14,6 +14,7 @@ import {
 } from '../data/normalize.js';
 import type { SandboxStore } from '../data/store.js';
 import type { BusinessKeyHit, BusinessKeys } from './business-keys.js';
+import type { ProspectKeys as ProspectKeyIndex, ProspectMatchKeys } from './prospect-keys.js';
 import { anyOf, SqlParams } from './sql.js';
 
 interface InputKeys {
@@ -156,14 +157,7 @@ export async function matchBusinesses(
   });
 }
 
-interface ProspectKeys {
-  email: string | null;
-  phone: string | null;
-  slug: string | null;
-  fullName: string | null;
-  company: string | null;
-  businessId: string | null;
-}
+type ProspectKeys = ProspectMatchKeys;
 
 function prospectKeys(input: ProspectMatchInput): ProspectKeys {
   const fullName = input.full_name ? normalizePersonName(input.full_name) : '';
@@ -189,11 +183,17 @@ interface ProspectHit {
   companyNorm: string;
 }
 
+/**
+ * Prospect ids of the inputs, null where none matched. With `index` (the keys in memory) the answer is
+ * made there by the same rules; without it, by a query.
+ */
 export async function matchProspects(
   store: SandboxStore,
   inputs: readonly ProspectMatchInput[],
+  index?: ProspectKeyIndex,
 ): Promise<(string | null)[]> {
   const keys = inputs.map(prospectKeys);
+  if (index) return keys.map((key) => index.match(key, namesResemble));
   const params = new SqlParams();
   const where: string[] = [];
   const collect = (pick: (k: ProspectKeys) => string | null) => [
