@@ -315,3 +315,4 @@ export interface PendingBatches {
 
 export const SIGNAL_RESUME = 'resume';
 export const SIGNAL_STAGE_PAUSED = 'stagePaused';
+export const SIGNAL_STAGE_DRAINED = 'stageDrained';

@@ -33,7 +33,12 @@ import type {
   StageName,
   StageResult,
 } from '../pipeline/run-types.js';
-import { QUERY_PROGRESS, SIGNAL_RESUME, SIGNAL_STAGE_PAUSED } from '../pipeline/run-types.js';
+import {
+  QUERY_PROGRESS,
+  SIGNAL_RESUME,
+  SIGNAL_STAGE_DRAINED,
+  SIGNAL_STAGE_PAUSED,
+} from '../pipeline/run-types.js';
 
 /** Error types no retry can fix (pipeline/attempts.ts); the client's are among them (a unit test checks it). */
 export const NON_RETRYABLE_API_ERRORS = NON_RETRYABLE_ERRORS;
@@ -62,6 +67,11 @@ export interface StagePauseNotice {
 }
 /** A stage tells its run when it pauses for credits and when it goes on. */
 export const stagePausedSignal = defineSignal<[StagePauseNotice]>(SIGNAL_STAGE_PAUSED);
+/**
+ * A stage tells its run when it has started its last batch, so the run can start the next stage while
+ * this one's last calls are in flight (the rate budget stays busy and tables commit as stages end).
+ */
+export const stageDrainedSignal = defineSignal<[{ stage: StageName }]>(SIGNAL_STAGE_DRAINED);
 
 export interface BatchStageInput {
   run: RunLocation;
@@ -147,6 +157,16 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
     // Best effort: the run only shows the pause; the stage's own state is what resumes.
     getExternalWorkflowHandle(parent.workflowId)
       .signal(stagePausedSignal, notice)
+      .catch(() => undefined);
+  };
+  let drainedTold = false;
+  const tellDrained = () => {
+    const parent = workflowInfo().parent;
+    if (drainedTold || !parent) return;
+    drainedTold = true;
+    // Best effort too: without it the run starts the next stage when this one ends.
+    getExternalWorkflowHandle(parent.workflowId)
+      .signal(stageDrainedSignal, { stage: plan.stage })
       .catch(() => undefined);
   };
   setHandler(resumeSignal, () => {
@@ -247,6 +267,7 @@ export async function batchStageWorkflow(input: BatchStageInput): Promise<StageR
       if (ref) launch(ref);
     }
     if (fatal) break;
+    if (!queue.hasNext() && inFlight > 0) tellDrained();
     if (inFlight === 0 && paused) {
       // Nothing in flight and no credits: wait for an operator (or a schedule) to resume the run.
       await flushFailures();

@@ -19,7 +19,7 @@ import {
   type TableSummary,
 } from '../pipeline/run-types.js';
 import { stageBatching } from '../pipeline/run-layout.js';
-import { budgetAfter, createRunTracker, splitBudget } from './run-tracker.js';
+import { budgetAfter, createRunTracker, splitBudget, type DatasetDone } from './run-tracker.js';
 
 export { runProgressQuery, splitBudget, stageWorkflowId } from './run-tracker.js';
 
@@ -28,7 +28,6 @@ export { runProgressQuery, splitBudget, stageWorkflowId } from './run-tracker.js
 const { planRun, buildEnrichPlan, buildEmployerPlan, planRetry } = proxyActivities<PipelineActivities>(
   activityOptions('tablePlanning'),
 );
-const { commitTable } = proxyActivities<PipelineActivities>(activityOptions('tableCommit'));
 
 export interface EnrichRunWorkflowInput extends EnrichRunInput {
   /** Task queue of the API activities (where the shared rate budget is enforced). */
@@ -76,13 +75,12 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
     state.enrichPlan = enrichPlan;
     const employers = employerDatasets(request.datasets, plan.entity);
     if (employers.length === 0) {
-      stages.push(
-        ...(await tracker.runDatasets(
-          enrichPlan.stages.map((stagePlan) => ({ plan: stagePlan })),
-          budget,
-        )),
+      const { results, tables } = await tracker.runDatasets(
+        enrichPlan.stages.map((stagePlan) => ({ plan: stagePlan })),
+        budget,
       );
-      return await tracker.commit(plan, enrichPlan, stages, startedAt);
+      stages.push(...results);
+      return await tracker.commit(plan, enrichPlan, stages, startedAt, undefined, tables);
     }
     const withEmployers = await runPeopleAndEmployers(
       tracker,
@@ -124,10 +122,11 @@ function employerSummary({
 }
 
 /**
- * The dataset stages of a people run that names business datasets. Profiles go first, alone: they name
- * the employers. Then the other people datasets start at once, while the profiles table is committed
- * and the employers are planned from it, and the employer datasets join them. A call budget is shared
- * as among side-by-side stages, the employers counted at one per person until their plan is known.
+ * The dataset stages of a people run that names business datasets. Profiles go first: they name the
+ * employers. The other people datasets follow as a chain (the first as the profiles start their last
+ * batch); once the profiles table is committed the employers are planned from it, and the employer
+ * datasets run beside the people's. A call budget is shared in proportion to batches, the employers
+ * counted at one per person until their plan is known.
  */
 async function runPeopleAndEmployers(
   tracker: Tracker,
@@ -137,51 +136,56 @@ async function runPeopleAndEmployers(
   freshness: Freshness,
 ): Promise<{ stages: StageResult[]; enrichPlan: EnrichPlanSummary; committed: TableSummary[] }> {
   const { run, state } = tracker;
-  const profiles = enrichPlan.stages.find((s) => s.stage === 'profiles');
-  const others = enrichPlan.stages.filter((s) => s.stage !== 'profiles');
+  const people = [
+    ...enrichPlan.stages.filter((s) => s.stage === 'profiles'),
+    ...enrichPlan.stages.filter((s) => s.stage !== 'profiles'),
+  ];
   const perPerson = employers.map((d) => Math.ceil(enrichPlan.uniqueIds / stageBatching(d).batchSize));
-  const shares = splitBudget(budget, [
-    profiles?.totalBatches ?? 0,
-    ...others.map((s) => s.totalBatches),
-    ...perPerson,
-  ]);
-  const share = (i: number) => (shares === undefined ? {} : { budget: shares[i] as number });
+  const shares = splitBudget(budget, [...people.map((s) => s.totalBatches), ...perPerson]);
+  const peopleBudget = shares?.slice(0, people.length).reduce((sum, n) => sum + n, 0);
   return CancellationScope.cancellable(async () => {
-    const profiled = profiles ? await tracker.runStage(profiles, share(0)) : undefined;
-    const running = others.map((plan, i) => tracker.runStage(plan, share(i + 1)));
+    const chain = tracker.chainDatasets(
+      people.map((plan) => ({ plan })),
+      peopleBudget,
+    );
     const employed = (async () => {
-      const committed = profiles ? [await commitTable({ run, dataset: 'profiles' })] : [];
+      const profiled = people[0]?.stage === 'profiles' ? await chain[0] : undefined;
       const employerPlan = employerSummary(
         await buildEmployerPlan({ run, datasets: employers, ...freshness }),
       );
       state.enrichPlan = { ...enrichPlan, employers: employerPlan };
-      const spent = (profiled?.calls ?? 0) + others.reduce((sum, _, i) => sum + (shares?.[i + 1] ?? 0), 0);
-      const left = budget === undefined ? undefined : Math.max(0, budget - spent);
-      const employerShares = splitBudget(
-        left,
-        employerPlan.stages.map((s) => s.totalBatches),
+      // What the people's stages may still spend, as the chain shared it.
+      const peopleShares = splitBudget(
+        peopleBudget,
+        people.map((s) => s.totalBatches),
       );
-      const results = await Promise.all(
-        employerPlan.stages.map((plan, i) =>
-          tracker.runStage(plan, employerShares ? { budget: employerShares[i] as number } : {}),
-        ),
-      );
-      return { committed, employerPlan, results };
-    })();
-    try {
-      const [otherResults, employerResults] = await Promise.all([Promise.all(running), employed]);
+      const othersShare = (peopleBudget ?? 0) - (profiled ? (peopleShares?.[0] ?? 0) : 0);
+      const left =
+        budget === undefined ? undefined : Math.max(0, budget - (profiled?.result.calls ?? 0) - othersShare);
       return {
-        stages: [...(profiled ? [profiled] : []), ...otherResults, ...employerResults.results],
-        enrichPlan: { ...enrichPlan, employers: employerResults.employerPlan },
-        committed: employerResults.committed,
+        employerPlan,
+        done: await tracker.settle(
+          tracker.chainDatasets(
+            employerPlan.stages.map((plan) => ({ plan })),
+            left,
+          ),
+        ),
       };
-    } catch (error) {
-      CancellationScope.current().cancel();
-      await Promise.allSettled([...running, employed]);
-      throw error;
-    }
+    })();
+    const [peopleDone, employerDone] = await tracker.settle<DatasetDone[] | EmployerWork>([
+      Promise.all(chain),
+      employed,
+    ]);
+    const done = [...(peopleDone as DatasetDone[]), ...(employerDone as EmployerWork).done];
+    return {
+      stages: done.map((d) => d.result),
+      enrichPlan: { ...enrichPlan, employers: (employerDone as EmployerWork).employerPlan },
+      committed: done.map((d) => d.table),
+    };
   });
 }
+
+type EmployerWork = { employerPlan: EmployerPlanSummary; done: DatasetDone[] };
 
 /** Adds a retry's stage figures to the run's: calls and records accumulate, failures are the retry's. */
 function mergeStage(
@@ -278,14 +282,14 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
     if (employers.length > 0) {
       // Profiles first: a person profiled for the first time may bring an employer the run lacks.
       const profiling = work.filter((w) => w.plan.stage === 'profiles');
-      for (const result of await tracker.runDatasets(profiling, budget)) {
+      const profiled = await tracker.runDatasets(profiling, budget);
+      for (const result of profiled.results) {
         retried.set(result.stage, result);
         budget = budgetAfter(budget, result);
       }
+      committed = profiled.tables;
       let employersAdded: PendingBatches[] = [];
       if (profiling.length > 0 || rematched || !enrichPlan.employers) {
-        if (enrichPlan.stages.some((s) => s.stage === 'profiles'))
-          committed = [await commitTable({ run, dataset: 'profiles' })];
         const planned = await buildEmployerPlan({
           run,
           datasets: employers,
@@ -301,7 +305,9 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
         ...workOf(enrichPlan.employers?.stages ?? [], employersAdded),
       ];
     }
-    for (const result of await tracker.runDatasets(work, budget)) retried.set(result.stage, result);
+    const rerun = await tracker.runDatasets(work, budget);
+    for (const result of rerun.results) retried.set(result.stage, result);
+    committed = [...committed, ...rerun.tables];
     const stageNames: StageName[] = [
       ...(previous.plan.match ? [previous.plan.match.stage] : []),
       ...previous.request.datasets,

@@ -5,6 +5,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
+  condition,
   defineQuery,
   executeChild,
   getExternalWorkflowHandle,
@@ -15,9 +16,10 @@ import {
 } from '@temporalio/workflow';
 import type { PipelineActivities } from '../activities/index.js';
 import { activityOptions } from '../pipeline/attempts.js';
-import { batchStageWorkflow, resumeSignal, stagePausedSignal } from './batch-stage.js';
+import { batchStageWorkflow, resumeSignal, stageDrainedSignal, stagePausedSignal } from './batch-stage.js';
 import type {
   BatchRef,
+  EnrichDataset,
   EnrichPlanSummary,
   EnrichRunInput,
   PlanSummary,
@@ -59,6 +61,20 @@ export function splitBudget(budget: number | undefined, batches: number[]): numb
 /** What a budget has left after a stage's calls. */
 export function budgetAfter(budget: number | undefined, stage: StageResult): number | undefined {
   return budget === undefined ? undefined : Math.max(0, budget - stage.calls);
+}
+
+/** The work of one dataset stage: its plan, and for a retry the batches and range to run. */
+export interface StageWork {
+  plan: StagePlan;
+  batches?: BatchRef[];
+  resumeFrom?: number;
+  resumeTo?: number;
+}
+
+/** A dataset stage that ended, and its table as committed then. */
+export interface DatasetDone {
+  result: StageResult;
+  table: TableSummary;
 }
 
 /** Progress state and stage execution shared by a run and its retries. */
@@ -129,35 +145,75 @@ export function createRunTracker(
     return result;
   };
 
-  /** Runs dataset stages side by side; the first fatal failure (bad key, no credits) cancels the others. */
+  // Stages that have started their last batch: the next stage of a chain may start.
+  const drained = new Set<StageName>();
+  setHandler(stageDrainedSignal, ({ stage }) => void drained.add(stage));
+
+  /** Until a stage has started its last batch, or has ended however it ended. */
+  const untilDrained = async (stage: StageName, running: Promise<unknown>): Promise<void> => {
+    let ended = false;
+    running.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    await condition(() => ended || drained.has(stage));
+  };
+
+  /**
+   * Dataset stages one after another, each starting as the one before starts its last batch: the rate
+   * budget stays busy, and each table commits as its stage ends while later stages still call the
+   * service (only the last table's commit is left for the end of the run). Each call budget is the
+   * stage's share, in proportion to its batches, so that together they stop at the budget.
+   */
+  const chainDatasets = (work: StageWork[], budget?: number): Promise<DatasetDone>[] => {
+    const budgets = splitBudget(
+      budget,
+      work.map(({ plan, batches, resumeFrom, resumeTo }) =>
+        resumeFrom !== undefined || batches
+          ? (batches?.length ?? 0) + Math.max(0, (resumeTo ?? plan.totalBatches) - (resumeFrom ?? 0))
+          : plan.totalBatches,
+      ),
+    );
+    const chain: Promise<DatasetDone>[] = [];
+    work.forEach(({ plan, batches, resumeFrom, resumeTo }, i) => {
+      const before = chain[i - 1];
+      const beforeStage = work[i - 1]?.plan.stage;
+      chain.push(
+        (async () => {
+          if (before && beforeStage) await untilDrained(beforeStage, before);
+          const result = await runStage(plan, {
+            ...(batches ? { explicitBatches: batches } : {}),
+            ...(resumeFrom !== undefined ? { resumeFrom } : {}),
+            ...(resumeTo !== undefined ? { resumeTo } : {}),
+            ...(budgets ? { budget: budgets[i] as number } : {}),
+          });
+          const table = await commitTable({ run, dataset: plan.stage as EnrichDataset });
+          return { result, table };
+        })(),
+      );
+    });
+    return chain;
+  };
+
+  /** Runs work to its end; the first fatal failure (bad key, no credits) cancels the rest. */
+  const settle = async <T>(all: Promise<T>[]): Promise<T[]> => {
+    try {
+      return await Promise.all(all);
+    } catch (error) {
+      CancellationScope.current().cancel();
+      await Promise.allSettled(all);
+      throw error;
+    }
+  };
+
+  /** Runs dataset stages as a chain (`chainDatasets`): their results and committed tables. */
   const runDatasets = async (
-    work: { plan: StagePlan; batches?: BatchRef[]; resumeFrom?: number; resumeTo?: number }[],
+    work: StageWork[],
     budget?: number,
-  ): Promise<StageResult[]> =>
+  ): Promise<{ results: StageResult[]; tables: TableSummary[] }> =>
     CancellationScope.cancellable(async () => {
-      const budgets = splitBudget(
-        budget,
-        work.map(({ plan, batches, resumeFrom, resumeTo }) =>
-          resumeFrom !== undefined || batches
-            ? (batches?.length ?? 0) + Math.max(0, (resumeTo ?? plan.totalBatches) - (resumeFrom ?? 0))
-            : plan.totalBatches,
-        ),
-      );
-      const all = work.map(({ plan, batches, resumeFrom, resumeTo }, i) =>
-        runStage(plan, {
-          ...(batches ? { explicitBatches: batches } : {}),
-          ...(resumeFrom !== undefined ? { resumeFrom } : {}),
-          ...(resumeTo !== undefined ? { resumeTo } : {}),
-          ...(budgets ? { budget: budgets[i] as number } : {}),
-        }),
-      );
-      try {
-        return await Promise.all(all);
-      } catch (error) {
-        CancellationScope.current().cancel();
-        await Promise.allSettled(all);
-        throw error;
-      }
+      const done = await settle(chainDatasets(work, budget));
+      return { results: done.map((d) => d.result), tables: done.map((d) => d.table) };
     });
 
   const commit = async (
@@ -166,7 +222,7 @@ export function createRunTracker(
     stages: StageResult[],
     startedAt: string,
     retries?: string[],
-    /** Tables committed earlier in the run (a people run's profiles, before its employers were planned). */
+    /** Tables committed as their stages ended; the rest are committed now. */
     committed: TableSummary[] = [],
   ): Promise<RunSummary> => {
     state.stage = 'committing';
@@ -217,5 +273,5 @@ export function createRunTracker(
     return error;
   };
 
-  return { state, run, runStage, runDatasets, commit, explain };
+  return { state, run, runStage, chainDatasets, settle, runDatasets, commit, explain };
 }
