@@ -14,6 +14,7 @@ import type { RateLimitInfo } from '../client-port.js';
 import { easeOff, pacedCall } from '../api-pacing.js';
 import { requestsSent, toActivityFailure, cancellationSignal } from '../attempt.js';
 import { runLayout, stageBatching } from '../../pipeline/run-layout.js';
+import { ObjectNotFoundError } from '../../storage/object-store.js';
 import { RunFiles } from '../../storage/run-files.js';
 
 import { type ActivityDeps, type RunPlans } from '../run-plans.js';
@@ -164,10 +165,13 @@ async function reusedOutcome(
   key: string,
   stage: StageName,
 ): Promise<BatchOutcome | undefined> {
-  const stored = files.key(key);
-  const signal = cancellationSignal();
-  if (!(await files.store.exists(stored, { signal }))) return undefined;
-  const text = (await files.store.getBytes(stored, { signal })).toString('utf8');
+  let text: string;
+  try {
+    text = (await files.store.getBytes(files.key(key), { signal: cancellationSignal() })).toString('utf8');
+  } catch (error) {
+    if (error instanceof ObjectNotFoundError) return undefined;
+    throw error;
+  }
   let records = 0;
   let misses = 0;
   for (const line of text.split('\n')) {
