@@ -110,6 +110,11 @@ export interface SandboxOptions {
    * 128 MiB (0: always query). Each dataset loads on first use; one larger than this is queried.
    */
   prospectRecordCacheBytes?: number;
+  /**
+   * Prospect datasets loaded into memory once the prospect keys are, in the background; default profiles
+   * and contacts_information (what a people run asks for). The others load on first use.
+   */
+  preloadProspectDatasets?: readonly ProspectDataset[];
   /** Recently served prospect records kept in memory, bytes; default 8 MiB. */
   prospectCacheBytes?: number;
   /** Datasets loaded into memory at start, in the background; default firmographics. */
@@ -226,6 +231,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
         { prospects: keys.size, bytes: keys.memoryBytes },
         'sandbox: prospect match keys in memory',
       );
+      void prospectRecords.preload(options.preloadProspectDatasets ?? ['profiles', 'contacts_information']);
     },
     (error: unknown) =>
       logger.warn({ err: error }, 'sandbox: prospect match keys not loaded; matching by query'),

@@ -200,7 +200,7 @@ export class DatasetRecords<D extends string = BulkDataset> {
 
   private ensureLoading(dataset: D): Promise<void> {
     const state = this.states.get(dataset);
-    if (!state || state.kind !== 'cold' || this.budget <= 0) return Promise.resolve();
+    if (!state || state.kind !== 'cold' || this.budget <= 0 || this.closed) return Promise.resolve();
     const done = this.load(dataset).catch((error: unknown) => {
       this.logger.warn(
         { err: error, dataset },

@@ -137,7 +137,9 @@ describe('prospect match from in-memory keys', () => {
 describe('prospect records from memory', () => {
   it('serve the bytes the query serves, for every prospect dataset', async () => {
     const { store, prospectRecords } = sandbox.app.sandbox;
+    // Profiles and contacts may be loading already (they load at start); posts load when asked.
     await prospectRecords.preload([...PROSPECT_DATASETS]);
+    await prospectRecords.settle();
     const ids = [
       ...people.slice(0, 300).map((p) => p.prospectId),
       (people[5] as ProspectRow).prospectId,
