@@ -67,6 +67,12 @@ export function renderSnapshot(snapshot: RunSnapshot, now = Date.now()): string[
     );
   }
   for (const stage of snapshot.stages) lines.push(renderStage(stage, now));
+  // Planned stages not started yet: a chain starts each as the one before starts its last batch.
+  const planned = [...(run.enrichPlan?.stages ?? []), ...(run.enrichPlan?.employers?.stages ?? [])];
+  for (const plan of planned) {
+    if (!run.children[plan.stage])
+      lines.push(`  ${plan.stage.padEnd(30)} waiting  ${plan.totalBatches} batches`);
+  }
   if (run.paused) {
     lines.push(
       `  PAUSED at ${run.paused.stage} for ${duration(now - run.paused.since)}: ${run.paused.reason}`,
