@@ -116,8 +116,7 @@ export function validateJobSpec(value: unknown, source: string): JobSpec {
   }
   if (problems.length === 0) {
     const spec = value as JobSpec;
-    const people =
-      spec.input.entity === 'prospects' || spec.datasets.some((d) => isPeopleDataset(d));
+    const people = spec.input.entity === 'prospects' || spec.datasets.some((d) => isPeopleDataset(d));
     spec.datasets.forEach((dataset, i) => {
       if (dataset === 'network_posts' && people) {
         problems.push(
@@ -127,7 +126,10 @@ export function validateJobSpec(value: unknown, source: string): JobSpec {
         problems.push(
           `datasets[${i}]: "${EMPLOYER_POSTS_ALIAS}" names the employers' posts of a list of people; for a company list say network_posts`,
         );
-      } else if (!(ENRICH_DATASETS as readonly string[]).includes(dataset) && dataset !== EMPLOYER_POSTS_ALIAS) {
+      } else if (
+        !(ENRICH_DATASETS as readonly string[]).includes(dataset) &&
+        dataset !== EMPLOYER_POSTS_ALIAS
+      ) {
         problems.push(
           `datasets[${i}]: "${dataset}" is not a dataset; expected one of ${ENRICH_DATASETS.join(', ')} (${EMPLOYER_POSTS_ALIAS} for the employers' posts in a list of people)`,
         );

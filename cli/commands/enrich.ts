@@ -104,7 +104,7 @@ export function registerEnrichCommands(program: Command): void {
     )
     .requiredOption(
       '--datasets <list>',
-      'comma-separated datasets, e.g. firmographics,technographics,company_hierarchies. For people: profiles, contacts_information, prospect_network_posts (their posts), plus any company dataset for their employers (business_network_posts for the employers\' posts; a bare network_posts is refused there as ambiguous)',
+      "comma-separated datasets, e.g. firmographics,technographics,company_hierarchies. For people: profiles, contacts_information, prospect_network_posts (their posts), plus any company dataset for their employers (business_network_posts for the employers' posts; a bare network_posts is refused there as ambiguous)",
     )
     .requiredOption('--output <location>', 'output prefix: s3://bucket/prefix/ or a local folder')
     .option('--job-name <name>', 'job name (default: the input file name); part of the run id')
