@@ -46,16 +46,40 @@ function errnoCode(error: unknown): string | undefined {
 export async function writeFileAtomically(
   file: string,
   write: (tempPath: string) => Promise<void>,
+  /** False when `write` cannot run twice (it consumes a stream): the folder is then made every time. */
+  rerunnable = true,
 ): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
+  const dir = path.dirname(file);
+  if (rerunnable) await ensureDir(dir);
+  else await fs.mkdir(dir, { recursive: true });
   const temp = tempNameFor(file);
   try {
-    await write(temp);
+    try {
+      await write(temp);
+    } catch (error) {
+      // The folder was removed since it was made (a run deleted, a test's scratch): make it again.
+      if (!rerunnable || errnoCode(error) !== 'ENOENT') throw error;
+      madeDirs.delete(dir);
+      await ensureDir(dir);
+      await write(temp);
+    }
     await fs.rename(temp, file);
   } catch (error) {
     await fs.rm(temp, { force: true });
     throw error;
   }
+}
+
+// Folders this process made: a run writes thousands of result files into a few folders, and a
+// recursive mkdir before each write cost more CPU than the write (1.5 s of a 50,000-row people run).
+const madeDirs = new Set<string>();
+const MADE_DIRS_KEPT = 4_096;
+
+async function ensureDir(dir: string): Promise<void> {
+  if (madeDirs.has(dir)) return;
+  await fs.mkdir(dir, { recursive: true });
+  if (madeDirs.size >= MADE_DIRS_KEPT) madeDirs.clear();
+  madeDirs.add(dir);
 }
 
 /** Copies a file through streams (1 MiB pieces), stopping when `signal` fires. */
@@ -108,13 +132,18 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, body: Uint8Array | string | Readable, options: PutOptions = {}): Promise<void> {
     const file = this.fileFor(key);
     try {
-      await writeFileAtomically(file, async (temp) => {
-        if (typeof body === 'string' || body instanceof Uint8Array) {
-          await fs.writeFile(temp, body, { signal: options.signal });
-        } else {
-          await pipeline(body, createWriteStream(temp), { signal: options.signal });
-        }
-      });
+      const whole = typeof body === 'string' || body instanceof Uint8Array;
+      await writeFileAtomically(
+        file,
+        async (temp) => {
+          if (typeof body === 'string' || body instanceof Uint8Array) {
+            await fs.writeFile(temp, body, { signal: options.signal });
+          } else {
+            await pipeline(body, createWriteStream(temp), { signal: options.signal });
+          }
+        },
+        whole,
+      );
     } catch (error) {
       if (typeof body !== 'string' && !(body instanceof Uint8Array) && !body.destroyed) body.destroy();
       this.wrap(error, key, 'put', options.signal);

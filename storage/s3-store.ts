@@ -273,8 +273,10 @@ export class S3ObjectStore implements ObjectStore {
   async downloadToFile(key: string, filePath: string, options: TransferOptions = {}): Promise<void> {
     const stream = await this.getStream(key, options);
     try {
-      await writeFileAtomically(filePath, (temp) =>
-        pipeline(stream, createWriteStream(temp), { signal: options.signal }),
+      await writeFileAtomically(
+        filePath,
+        (temp) => pipeline(stream, createWriteStream(temp), { signal: options.signal }),
+        false,
       );
     } catch (error) {
       if (!stream.destroyed) stream.destroy();

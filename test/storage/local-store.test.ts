@@ -52,6 +52,20 @@ describe('LocalObjectStore specifics', () => {
     expect(readdirSync(path.join(root, 'prune'))).toEqual([]);
   });
 
+  it('writes again into a folder removed behind its back (whole bodies and files)', async () => {
+    const store = new LocalObjectStore(path.join(root, 'removed'));
+    await store.put('run/results/a.jsonl', 'first');
+    // Another process (or an operator) removes the folder between two writes of this one.
+    rmSync(path.join(root, 'removed', 'run'), { recursive: true, force: true });
+    await store.put('run/results/b.jsonl', 'second');
+    expect((await store.getBytes('run/results/b.jsonl')).toString()).toBe('second');
+    rmSync(path.join(root, 'removed', 'run'), { recursive: true, force: true });
+    const local = path.join(root, 'removed-source.txt');
+    writeFileSync(local, 'third');
+    await store.putFile('run/results/c.jsonl', local);
+    expect((await store.getBytes('run/results/c.jsonl')).toString()).toBe('third');
+  });
+
   it('gives DuckDB the file path of an object', () => {
     const store = new LocalObjectStore(path.join(root, 'paths'));
     expect(store.localPath('x/y.parquet')).toBe(path.join(root, 'paths', 'x', 'y.parquet'));
