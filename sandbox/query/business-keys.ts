@@ -9,7 +9,7 @@ const FIELDS = ['domain', 'slug', 'name'] as const;
 type KeyField = (typeof FIELDS)[number];
 
 /** FNV-1a over UTF-8 bytes: cheap, and good enough to spread short keys over a power-of-two table. */
-function hashBytes(bytes: Uint8Array, start: number, end: number): number {
+export function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   let hash = 0x811c9dc5;
   for (let i = start; i < end; i += 1) {
     hash ^= bytes[i] as number;

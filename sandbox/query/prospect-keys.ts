@@ -9,22 +9,12 @@
 // and ids as binary (32 and 20 bytes). A stored hash that is not 64 lower-case hex digits is left out:
 // the hashes asked for are always such digests, so it could never be equal to one.
 import type { SandboxStore } from '../data/store.js';
-import type { BusinessKeys } from './business-keys.js';
+import { hashBytes, type BusinessKeys } from './business-keys.js';
 
 const HASH_TEXT = /^[0-9a-f]{64}$/;
 const ID_TEXT = /^[0-9a-f]{40}$/;
 /** A lone surrogate: such a string is never equal to a stored one (DuckDB holds valid UTF-8). */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
-/** FNV-1a over bytes. */
-function hashBytes(bytes: Uint8Array, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i += 1) {
-    hash ^= bytes[i] as number;
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
 
 /** Appends keys (bytes) with their owner row, then answers which rows own a key. */
 class KeyTable {
