@@ -69,6 +69,19 @@ export function isAbort(error: unknown): boolean {
   return name === 'AbortError' || name === 'TimeoutError' || errorCode(error) === 'UND_ERR_ABORTED';
 }
 
+/** A stalled body or an aborted request (cancellation or deadline), in either phase of a call. */
+function stalledOrAborted(
+  error: unknown,
+  code: string | undefined,
+  label: string,
+  ctx: DataServiceErrorContext & { cause: unknown },
+): DataServiceError | undefined {
+  if (code === 'UND_ERR_BODY_TIMEOUT')
+    return new RequestTimeoutError(`${label}: response body stalled`, 'body', ctx);
+  if (isAbort(error)) return new RequestTimeoutError(`${label}: aborted`, 'aborted', ctx);
+  return undefined;
+}
+
 /** Classifies a failure of sending the request or waiting for its headers. */
 export function requestFailure(
   error: unknown,
@@ -81,9 +94,8 @@ export function requestFailure(
     return new RequestTimeoutError(`${label}: connect timeout`, 'connect', ctx);
   if (code === 'UND_ERR_HEADERS_TIMEOUT')
     return new RequestTimeoutError(`${label}: no response headers in time`, 'headers', ctx);
-  if (code === 'UND_ERR_BODY_TIMEOUT')
-    return new RequestTimeoutError(`${label}: response body stalled`, 'body', ctx);
-  if (isAbort(error)) return new RequestTimeoutError(`${label}: aborted`, 'aborted', ctx);
+  const timedOut = stalledOrAborted(error, code, label, ctx);
+  if (timedOut) return timedOut;
   if (code?.startsWith('HPE_'))
     return new MalformedResponseError(`${label}: invalid HTTP response`, 'protocol', ctx);
   const message = error instanceof Error ? error.message : String(error);
@@ -98,9 +110,8 @@ export function bodyFailure(
 ): DataServiceError {
   const code = errorCode(error);
   const ctx = { ...context, cause: error };
-  if (code === 'UND_ERR_BODY_TIMEOUT')
-    return new RequestTimeoutError(`${label}: response body stalled`, 'body', ctx);
-  if (isAbort(error)) return new RequestTimeoutError(`${label}: aborted`, 'aborted', ctx);
+  const timedOut = stalledOrAborted(error, code, label, ctx);
+  if (timedOut) return timedOut;
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
     return new MalformedResponseError(`${label}: response too large`, 'too-large', ctx);
   return new MalformedResponseError(

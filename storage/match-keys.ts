@@ -156,14 +156,7 @@ export function mapColumns(
       );
   }
   for (const [field, column] of Object.entries(explicit) as [InputField, string][]) {
-    if (!columns.includes(column)) {
-      throw new InputFileError(
-        'UNKNOWN_COLUMN',
-        location,
-        `column "${column}" given for ${field} is not in the file (columns: ${columns.join(', ')})`,
-      );
-    }
-    fields[field] = column;
+    fields[field] = mappedColumn(location, columns, field, column);
   }
   for (const field of [...MATCH_FIELDS, 'business_id'] as BusinessField[]) {
     if (fields[field]) continue;
@@ -181,6 +174,17 @@ export function mapColumns(
   return { fields, columns };
 }
 
+/** The column `--map field=column` names, once it is known to be in the file. */
+function mappedColumn(location: string, columns: string[], field: string, column: string): string {
+  if (!columns.includes(column))
+    throw new InputFileError(
+      'UNKNOWN_COLUMN',
+      location,
+      `column "${column}" given for ${field} is not in the file (columns: ${columns.join(', ')})`,
+    );
+  return column;
+}
+
 function mapProspectColumns(
   location: string,
   columns: string[],
@@ -195,14 +199,7 @@ function mapProspectColumns(
         location,
         `--map ${field}= is not a field of people lists; expected one of ${known.join(', ')}`,
       );
-    if (!columns.includes(column)) {
-      throw new InputFileError(
-        'UNKNOWN_COLUMN',
-        location,
-        `column "${column}" given for ${field} is not in the file (columns: ${columns.join(', ')})`,
-      );
-    }
-    fields[field] = column;
+    fields[field] = mappedColumn(location, columns, field, column);
   }
   const taken = new Set(Object.values(fields));
   for (const field of [...PROSPECT_MATCH_FIELDS, 'prospect_id', 'business_id'] as PeopleField[]) {

@@ -48,50 +48,36 @@ export function createCallBatchActivities(deps: ActivityDeps, plans: RunPlans) {
         const earlier = await reusedOutcome(files, runLayout.result(stage, batch), stage);
         if (earlier) return earlier;
       }
-      if (stage === 'match') {
-        const keys = await batchItems<MatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
+      if (stage === 'match' || stage === 'prospect_match') {
+        // A people batch's keys (emails, phones, names) go to the service and nowhere else: the result
+        // file keeps key ids and prospect ids, a failure the counts.
+        const people = stage === 'prospect_match';
+        const keys = await batchItems<MatchKey | ProspectMatchKey>(
+          files,
+          runLayout.matchChunk(batch.chunk),
+          batch,
+        );
         const items = keys.map(({ key_id: _id, ...fields }) =>
           Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)),
         );
-        let response;
+        let answer: { ids: (string | null | undefined)[]; rateLimit?: RateLimitInfo | undefined };
         try {
-          response = await pacedCall('match', (options) =>
-            calls.matchBusinesses({ businesses_to_match: items }, options),
-          );
+          answer = await pacedCall(stage, async (options) => {
+            if (people) {
+              const { body, rateLimit } = await calls.matchProspects({ prospects_to_match: items }, options);
+              return { ids: body.matched_prospects.map((m) => m.prospect_id), rateLimit };
+            }
+            const { body, rateLimit } = await calls.matchBusinesses({ businesses_to_match: items }, options);
+            return { ids: body.matched_businesses.map((m) => m.business_id), rateLimit };
+          });
         } catch (error) {
-          throw toActivityFailure(error, { items: items.length });
+          throw toActivityFailure(people ? withoutServiceWords(error) : error, { items: items.length });
         }
-        const results = keys.map((key, i) => ({
-          key_id: key.key_id,
-          business_id: response.body.matched_businesses[i]?.business_id ?? null,
-        }));
+        const idField = people ? 'prospect_id' : 'business_id';
+        const results = keys.map((key, i) => ({ key_id: key.key_id, [idField]: answer.ids[i] ?? null }));
         await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
-        await easeOff(response.rateLimit);
-        const matched = results.filter((r) => r.business_id !== null).length;
-        return { records: matched, misses: results.length - matched, calls: requestsSent() };
-      }
-      if (stage === 'prospect_match') {
-        // The keys (emails, phones, names) go to the service and nowhere else: the result file keeps
-        // key ids and prospect ids, a failure the counts.
-        const keys = await batchItems<ProspectMatchKey>(files, runLayout.matchChunk(batch.chunk), batch);
-        const items = keys.map(({ key_id: _id, ...fields }) =>
-          Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)),
-        );
-        let response;
-        try {
-          response = await pacedCall('prospect_match', (options) =>
-            calls.matchProspects({ prospects_to_match: items }, options),
-          );
-        } catch (error) {
-          throw toActivityFailure(withoutServiceWords(error), { items: items.length });
-        }
-        const results = keys.map((key, i) => ({
-          key_id: key.key_id,
-          prospect_id: response.body.matched_prospects[i]?.prospect_id ?? null,
-        }));
-        await files.store.put(files.key(runLayout.result(stage, batch)), toJsonLines(results));
-        await easeOff(response.rateLimit);
-        const matched = results.filter((r) => r.prospect_id !== null).length;
+        await easeOff(answer.rateLimit);
+        const matched = results.filter((r) => r[idField] !== null).length;
         return { records: matched, misses: results.length - matched, calls: requestsSent() };
       }
       const { batchSize, batchesPerChunk } = stageBatching(stage);

@@ -78,6 +78,23 @@ async function knownPeople(count: number): Promise<Person[]> {
   });
 }
 
+/** Writes the lines as `<job>.csv`, uploads it, runs the job into the people output, and waits for it. */
+async function runPeople(job: string, lines: string[], datasets: string[]): Promise<RunSummary> {
+  const local = path.join(mkdtempSync(path.join(tmpdir(), 'enrichflow-people-e2e-')), `${job}.csv`);
+  writeFileSync(local, lines.join('\n') + '\n');
+  const input = `${s3Location('inputs')}${job}.csv`;
+  await uploadFile(stack.config, input, local);
+  const { runId } = await startRun(
+    stack.client,
+    stack.config,
+    validateJobSpec(
+      { job_name: job, input: { location: input }, datasets, output: s3Location('people') },
+      'test',
+    ),
+  );
+  return (await stack.client.workflow.getHandle(runId).result()) as RunSummary;
+}
+
 describe('enrich: a people list, matched and enriched in bulk', () => {
   let summary: RunSummary;
   let people: Person[];
@@ -147,31 +164,14 @@ describe('enrich: a people list, matched and enriched in bulk', () => {
     personal.push('Orphaned Name');
     for (const n of rejects.keys()) expected.delete(n);
 
-    const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-people-e2e-'));
-    const local = path.join(dir, 'people.csv');
-    writeFileSync(
-      local,
+    summary = await runPeople(
+      'people',
       [
         'Full Name,Company,Work Email,Phone,LinkedIn URL,crm_id,Business Id',
         ...rows.map((r) => [...r, '', ''].slice(0, 7).map(csvField).join(',')),
-      ].join('\n') + '\n',
+      ],
+      [...PEOPLE_DATASETS, 'firmographics'],
     );
-    const input = `${s3Location('inputs')}people.csv`;
-    await uploadFile(stack.config, input, local);
-    const { runId } = await startRun(
-      stack.client,
-      stack.config,
-      validateJobSpec(
-        {
-          job_name: 'people',
-          input: { location: input },
-          datasets: [...PEOPLE_DATASETS, 'firmographics'],
-          output: s3Location('people'),
-        },
-        'test',
-      ),
-    );
-    summary = (await stack.client.workflow.getHandle(runId).result()) as RunSummary;
   });
 
   test('the run completes; prospect_matches has every usable row with its prospect id and status', async () => {
@@ -331,25 +331,11 @@ describe('enrich: a people match batch the service refuses', () => {
     await setFaults(stack.sandbox, [
       { match: 'matchProspects', kind: 'reject', bodyContains: people[2]!.email! },
     ]);
-    const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-people-e2e-'));
-    const local = path.join(dir, 'refused.csv');
-    writeFileSync(local, ['email', ...people.map((p) => p.email!)].join('\n') + '\n');
-    const input = `${s3Location('inputs')}refused.csv`;
-    await uploadFile(stack.config, input, local);
-    const { runId } = await startRun(
-      stack.client,
-      stack.config,
-      validateJobSpec(
-        {
-          job_name: 'people-refused',
-          input: { location: input },
-          datasets: ['profiles', 'firmographics'],
-          output: s3Location('people'),
-        },
-        'test',
-      ),
+    summary = await runPeople(
+      'people-refused',
+      ['email', ...people.map((p) => p.email!)],
+      ['profiles', 'firmographics'],
     );
-    summary = (await stack.client.workflow.getHandle(runId).result()) as RunSummary;
   });
 
   test('bisection isolates the refused key; its failure names the key id, not the email', async () => {

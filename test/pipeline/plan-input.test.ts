@@ -1,40 +1,13 @@
 // Input planning against real files: formats, quirks of real CSVs, column aliases, rejects with
 // their row numbers and reasons, and files that cannot be used at all.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { queryRows, withDuckDb } from '../../storage/duckdb.js';
-import { InputFileError, planInput } from '../../storage/plan-input.js';
+import { planFile, scratchFiles } from '../support/plan-input.js';
+import { InputFileError } from '../../storage/plan-input.js';
 import type { InputSpec } from '../../pipeline/run-types.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-plan-'));
-
-function file(name: string, content: string | Buffer): string {
-  const full = path.join(dir, name);
-  writeFileSync(full, content);
-  return full;
-}
-
-async function plan(location: string, spec: Partial<InputSpec> = {}) {
-  return withDuckDb({}, async (connection, scratch) => {
-    const summary = await planInput(
-      connection,
-      { path: location },
-      { location, ...spec },
-      { tempDir: scratch },
-    );
-    return {
-      summary,
-      keys: await queryRows(connection, 'SELECT * FROM keys'),
-      rows: await queryRows(connection, 'SELECT * FROM rows ORDER BY row_number'),
-      rejects: await queryRows<{ row_number: string; reason: string }>(
-        connection,
-        'SELECT row_number, reason FROM rejects ORDER BY row_number',
-      ),
-    };
-  });
-}
+const { dir, file } = scratchFiles('enrichflow-plan-');
+const plan = (location: string, spec: Partial<InputSpec> = {}) => planFile(location, spec);
 
 describe('planInput', () => {
   test('CSV with BOM, CRLF, quoted commas and newlines; aliases; duplicates collapse to one key', async () => {

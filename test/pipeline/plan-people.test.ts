@@ -1,12 +1,9 @@
 // Planning people lists: the entity recognised from the columns or given, people columns mapped by
 // alias or --map, match keys normalised (emails, phones, profile addresses), duplicates collapsed, and
 // unusable rows rejected with a reason that never repeats the row's personal data.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { queryRows, withDuckDb } from '../../storage/duckdb.js';
-import { InputFileError, planInput } from '../../storage/plan-input.js';
+import { planFile, scratchFiles } from '../support/plan-input.js';
+import { InputFileError } from '../../storage/plan-input.js';
 import { mapColumns } from '../../storage/match-keys.js';
 import { normalisePhone, prospectKeyOf } from '../../storage/people-keys.js';
 import { runEntity, type InputSpec } from '../../pipeline/run-types.js';
@@ -15,33 +12,8 @@ import { formatDryRun, planDryRun } from '../../cli/dry-run.js';
 import { defaultPriceTable } from '../../jobs/prices.js';
 import { loadConfig } from '../../config/index.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'enrichflow-people-'));
-
-function file(name: string, content: string): string {
-  const full = path.join(dir, name);
-  writeFileSync(full, content);
-  return full;
-}
-
-async function plan(location: string, spec: Partial<InputSpec> = {}) {
-  return withDuckDb({}, async (connection, scratch) => {
-    const summary = await planInput(
-      connection,
-      { path: location },
-      { location, ...spec },
-      { tempDir: scratch },
-    );
-    return {
-      summary,
-      keys: await queryRows(connection, 'SELECT * FROM keys'),
-      rows: await queryRows(connection, 'SELECT * FROM rows ORDER BY row_number'),
-      rejects: await queryRows<{ row_number: string; reason: string; record: string }>(
-        connection,
-        'SELECT row_number, reason, record FROM rejects ORDER BY row_number',
-      ),
-    };
-  });
-}
+const { dir, file } = scratchFiles('enrichflow-people-');
+const plan = (location: string, spec: Partial<InputSpec> = {}) => planFile(location, spec, true);
 
 describe('the entity of an input', () => {
   test('people are recognised by an email, a full name or prospect ids; a phone only without company columns', () => {
