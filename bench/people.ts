@@ -1,10 +1,12 @@
 // Benchmark of a people run at the service's rate limit (issue 15): a sandbox of B businesses and P
-// prospects with a rate limit and added latency, behind a counting door; a people list drawn from the
-// sandbox's own prospects (distinct people, some it does not know, and duplicate rows); prospect match,
-// the prospect datasets and (when the run takes them) the employers' business datasets. Prints the
-// end-to-end time against the ideal (calls the service received / rate), the run's phases, calls per
-// stage and per route, rows per table, and the worker's peak RSS. Sandbox and worker run in their own
-// processes; the door runs in this one.
+// prospects with a rate limit and added latency; a people list drawn from the sandbox's own prospects
+// (distinct people, some it does not know, and duplicate rows); prospect match, the prospect datasets
+// and (when the run takes them) the employers' business datasets. Prints the end-to-end time against
+// the ideal (calls the service received / rate), the run's phases and its own steps, calls per stage
+// and per route, rows per table, and the worker's peak RSS. Sandbox and worker run in their own
+// processes; what the service received is the sandbox's own count (`GET /_admin/traffic`), so nothing
+// stands between the worker and the service (a counting proxy in this process took ~7 s of the two
+// cores' CPU in a 31 s run). ENRICHFLOW_BENCH_WORKER_FLAGS adds Node flags to the worker (`--cpu-prof`).
 //   npx tsx bench/people.ts [--people 40000] [--unknown 0.1] [--duplicates 10000] [--rate 100]
 //       [--latency 50] [--datasets profiles,contacts_information,firmographics]
 import { type ChildProcess } from 'node:child_process';
@@ -14,12 +16,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { JobSpecError, toRunInput, validateJobSpec } from '../jobs/job-spec.js';
 import type { RunSummary } from '../pipeline/run-types.js';
-import { callsByRoute, startSandboxDoor, type SandboxDoor } from '../test/support/sandbox-door.js';
+import type { TrafficView } from '../sandbox/http/traffic.js';
 import {
   cpuSeconds,
   idleBetweenStages,
   rssMb,
   runPhases,
+  runTimeline,
+  sandboxAdmin,
   sampleRss,
   startBenchStack,
   writePeopleInput,
@@ -76,7 +80,6 @@ function runRequest(): ReturnType<typeof toRunInput> {
 const request = runRequest();
 
 const children: ChildProcess[] = [];
-let door: SandboxDoor | undefined;
 let stack: BenchStack | undefined;
 try {
   console.log(
@@ -103,25 +106,22 @@ try {
     latencyMs: Number(args.latency),
     heapMb: Number(args.heap),
     workDir: work,
-    front: async (sandboxUrl) => {
-      door = await startSandboxDoor(sandboxUrl);
-      return door.url;
-    },
   });
   const { client, worker } = stack;
   const rss = sampleRss(worker.pid!);
-  door!.requests.length = 0;
+  const traffic = (method: 'GET' | 'DELETE') =>
+    sandboxAdmin(stack!.sandboxUrl, ADMIN, method, 'traffic') as Promise<TrafficView>;
+  await traffic('DELETE');
   // CPU each process uses during the run: on a shared 2-core machine, what competes with pacing.
-  const cpuOf = (): Record<string, number> => ({
-    ...Object.fromEntries(Object.entries(stack!.pids).map(([name, pid]) => [name, cpuSeconds(pid)])),
-    'door (bench)': cpuSeconds('self'),
-  });
+  const cpuOf = (): Record<string, number> =>
+    Object.fromEntries(Object.entries(stack!.pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
   const cpuBefore = cpuOf();
 
   const started = Date.now();
+  const workflowId = `bench-people-${started}`;
   const summary = (await client.workflow.execute('enrichRunWorkflow', {
     taskQueue: 'enrichflow',
-    workflowId: `bench-people-${Date.now()}`,
+    workflowId,
     args: [{ ...request, apiTaskQueue: 'enrichflow-api', windowSize: Number(args.window) }],
   })) as RunSummary;
   const ended = Date.now();
@@ -130,7 +130,8 @@ try {
   const elapsed = (ended - started) / 1000;
   const workerRss = rssMb(worker.pid!, 'VmHWM');
 
-  const received = door!.requests.length;
+  const served = await traffic('GET');
+  const received = served.calls;
   const ideal = received / ratePerSecond;
   const calls = summary.stages.reduce((sum, s) => sum + s.calls, 0);
   const phases = runPhases(summary, started, ended);
@@ -147,7 +148,7 @@ try {
     `phases: ${phases.map((p) => `${p.name} ${((p.to - p.from) / 1000).toFixed(1)} s`).join(', ')}; no stage running for ${idle.toFixed(1)} s within the datasets phase`,
     `stages (s from start): ${summary.stages.map((s) => `${s.stage} ${at(s.startedAt)}-${at(s.updatedAt)}`).join(', ')}`,
     `calls (enrichflow): ${calls} (${summary.stages.map((s) => `${s.stage} ${s.calls}`).join(', ')})`,
-    `calls received by the door: ${received} (${[...callsByRoute(door!.requests)].map(([route, c]) => `${route} ${c.calls}${c.throttled ? `, ${c.throttled} answered 429` : ''}, answered in median ${c.medianMs} ms, p95 ${c.p95Ms} ms`).join('; ')})`,
+    `calls the sandbox received: ${received} (${served.routes.map((r) => `${r.route} ${r.calls}${r.statuses['429'] ? `, ${r.statuses['429']} answered 429` : ''}, answered in median ${r.median_ms} ms, p95 ${r.p95_ms} ms`).join('; ')})`,
     `CPU during the run, s: ${Object.entries(cpuAfter)
       .map(([name, s]) => `${name} ${(s - (cpuBefore[name] ?? 0)).toFixed(1)}`)
       .join(
@@ -160,8 +161,10 @@ try {
     `output rows: ${summary.tables.map((t) => `${t.table} ${t.rows}`).join(', ')}`,
   ];
   console.log(report.join('\n'));
+  console.log(
+    `the run's own steps (s from start):\n  ${(await runTimeline(client, workflowId, started)).join('\n  ')}`,
+  );
 } finally {
   await stack?.stop();
-  await door?.close();
   for (const child of children) child.kill('SIGTERM');
 }

@@ -252,7 +252,10 @@ export async function startBenchStack(
     dataDir: path.join(options.workDir, 'temporal'),
     headless: true,
   });
-  const nodeFlags = workerNodeFlags(options.heapMb);
+  // ENRICHFLOW_BENCH_WORKER_FLAGS adds Node flags to the worker alone (`--cpu-prof` is refused in
+  // NODE_OPTIONS): e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its CPU goes.
+  const extraFlags = (process.env.ENRICHFLOW_BENCH_WORKER_FLAGS ?? '').split(' ').filter(Boolean);
+  const nodeFlags = [...workerNodeFlags(options.heapMb), ...extraFlags];
   const { process: worker, compiled } = startBenchWorker(
     children,
     {
@@ -492,4 +495,49 @@ export function writePeopleInput(file: string, options: PeopleInputOptions): Peo
     duplicatesByOtherKey: byOtherKey,
     employers: employers.size,
   };
+}
+
+/**
+ * What the run's own workflow did, from its history: each activity and child workflow with when it was
+ * scheduled, started and ended (s from `started`), so the steps no call overlaps can be told apart.
+ */
+export async function runTimeline(client: Client, workflowId: string, started: number): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const ms = (t: unknown) => {
+    const ts = t as { seconds?: { toNumber(): number } | number; nanos?: number } | null | undefined;
+    const seconds = typeof ts?.seconds === 'number' ? ts.seconds : (ts?.seconds?.toNumber() ?? 0);
+    return seconds * 1000 + (ts?.nanos ?? 0) / 1e6;
+  };
+  const at = (t: number) => ((t - started) / 1000).toFixed(2);
+  const open = new Map<string, { name: string; scheduled: number; started?: number }>();
+  const lines: string[] = [];
+  for (const event of history.events ?? []) {
+    const id = String(event.eventId);
+    const time = ms(event.eventTime);
+    if (event.activityTaskScheduledEventAttributes) {
+      open.set(id, {
+        name: event.activityTaskScheduledEventAttributes.activityType?.name ?? '?',
+        scheduled: time,
+      });
+    } else if (event.activityTaskStartedEventAttributes) {
+      const entry = open.get(String(event.activityTaskStartedEventAttributes.scheduledEventId));
+      if (entry) entry.started = time;
+    } else if (event.activityTaskCompletedEventAttributes) {
+      const entry = open.get(String(event.activityTaskCompletedEventAttributes.scheduledEventId));
+      if (entry)
+        lines.push(
+          `${entry.name} scheduled ${at(entry.scheduled)} started ${at(entry.started ?? 0)} ended ${at(time)}`,
+        );
+    } else if (event.startChildWorkflowExecutionInitiatedEventAttributes) {
+      open.set(id, {
+        name: event.startChildWorkflowExecutionInitiatedEventAttributes.workflowId ?? '?',
+        scheduled: time,
+      });
+    } else if (event.childWorkflowExecutionCompletedEventAttributes) {
+      const entry = open.get(String(event.childWorkflowExecutionCompletedEventAttributes.initiatedEventId));
+      if (entry)
+        lines.push(`child ${entry.name.split('/').pop()} initiated ${at(entry.scheduled)} ended ${at(time)}`);
+    }
+  }
+  return lines;
 }

@@ -65,6 +65,7 @@ import {
 import { asOfShiftMs } from './http/clock.js';
 import { RouteMethods } from './http/conventions.js';
 import { FaultConfigSchema, FaultInjector, type FaultConfig, type FaultRule } from './http/faults.js';
+import { TrafficJournal } from './http/traffic.js';
 import { registerSandboxRoutes, type SandboxServices } from './http/routes.js';
 import { Autocomplete } from './query/autocomplete.js';
 import { DatasetRecords, prospectRecordSources } from './query/dataset-records.js';
@@ -242,6 +243,7 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
   const rateLimit = options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
   const limiter = rateLimit > 0 ? new SlidingWindowLimiter(rateLimit, clock) : null;
   const faults = new FaultInjector(options.faults);
+  const traffic = new TrafficJournal(clock);
   const routeIndex = new Map<string, RouteSpec>();
   for (const route of ALL_ROUTES) routeIndex.set(`${route.method} ${route.path}`, route);
 
@@ -383,6 +385,18 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     request.checked = { body: result.body, query: result.query, params: result.params };
   });
 
+  // Every answer but the admin routes' goes into the traffic journal (`GET /_admin/traffic`).
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.url.startsWith(ADMIN_PREFIX)) return;
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    traffic.record(
+      method,
+      request.routeOptions.url ?? '(no route)',
+      reply.statusCode,
+      performance.now() - request.startedAt,
+    );
+  });
+
   app.addHook('onSend', async (request, reply, payload) => {
     const fault = request.pendingFault;
     if (!fault) return payload;
@@ -422,7 +436,16 @@ export async function buildSandbox(options: SandboxOptions): Promise<FastifyInst
     () => (indexesReady = true),
     () => undefined,
   );
-  registerAdminRoutes(app, options.adminKey, faults, limiter, records, prospectRecords, () => indexesReady);
+  registerAdminRoutes(
+    app,
+    options.adminKey,
+    faults,
+    limiter,
+    traffic,
+    records,
+    prospectRecords,
+    () => indexesReady,
+  );
 
   let hasEventsTable: boolean | null = null;
   // The events plugin may serve its seeded history shifted to end today; the `events` filter of business
@@ -505,6 +528,7 @@ function registerAdminRoutes(
   adminKey: string | undefined,
   faults: FaultInjector,
   limiter: SlidingWindowLimiter | null,
+  traffic: TrafficJournal,
   records: DatasetRecords,
   prospectRecords: DatasetRecords<ProspectDataset>,
   indexesReady: () => boolean,
@@ -551,6 +575,14 @@ function registerAdminRoutes(
     if (!isAdmin(request)) return forbidden(reply);
     faults.configure({ rules: [] });
     return reply.send(faults.describe());
+  });
+  app.get(`${ADMIN_PREFIX}/traffic`, async (request, reply) =>
+    isAdmin(request) ? reply.send(traffic.view()) : forbidden(reply),
+  );
+  app.delete(`${ADMIN_PREFIX}/traffic`, async (request, reply) => {
+    if (!isAdmin(request)) return forbidden(reply);
+    traffic.reset();
+    return reply.send(traffic.view());
   });
   app.post(`${ADMIN_PREFIX}/rate-limit/reset`, async (request, reply) => {
     if (!isAdmin(request)) return forbidden(reply);

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULK_ENRICH_ROUTES, ROUTES } from '../../contract/index.js';
 import type { FaultRule } from '../../sandbox/app.js';
+import type { TrafficView } from '../../sandbox/http/traffic.js';
 import { ADMIN_KEY, API_KEY, OTHER_KEY, call, startTestSandbox, type TestSandbox } from './support.js';
 
 describe('rate limit', () => {
@@ -185,5 +186,54 @@ describe('faults', () => {
     const next = await request(`${baseUrl}/healthcheck/http`);
     expect(next.statusCode).toBe(200);
     await next.body.dump();
+  });
+});
+
+describe('traffic journal', () => {
+  let sandbox: TestSandbox;
+
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({ rateLimitPerMinute: 3 });
+  });
+  afterAll(() => sandbox.close());
+
+  it('counts what the sandbox answered per route and status, leaves out the admin routes, and clears', async () => {
+    const admin = { 'x-admin-key': ADMIN_KEY };
+    expect((await call(sandbox.app, 'GET', '/_admin/traffic', undefined, {})).statusCode).toBe(403);
+    await call(sandbox.app, 'DELETE', '/_admin/traffic', undefined, admin);
+    const bulk = BULK_ENRICH_ROUTES.firmographics.path;
+    expect((await call(sandbox.app, 'POST', bulk, { business_ids: ['0'.repeat(32)] })).statusCode).toBe(200);
+    expect((await call(sandbox.app, 'POST', bulk, { business_ids: 'not a list' })).statusCode).toBe(422);
+    expect((await call(sandbox.app, 'POST', bulk, { business_ids: ['0'.repeat(32)] }, {})).statusCode).toBe(
+      401,
+    );
+    expect((await call(sandbox.app, 'GET', '/healthcheck/http_payload/2')).statusCode).toBe(200);
+    // The fourth request of the key in the minute is over the limit of 3.
+    expect((await call(sandbox.app, 'GET', '/healthcheck/http_payload/3')).statusCode).toBe(429);
+    await call(sandbox.app, 'GET', '/_admin/status', undefined, admin);
+
+    const view = (await call(sandbox.app, 'GET', '/_admin/traffic', undefined, admin)).json<TrafficView>();
+    expect(view.calls).toBe(5);
+    expect(
+      view.routes.map(({ method, route, calls, statuses }) => ({ method, route, calls, statuses })),
+    ).toEqual([
+      { method: 'POST', route: bulk, calls: 3, statuses: { '200': 1, '401': 1, '422': 1 } },
+      {
+        method: 'GET',
+        route: '/healthcheck/http_payload/:response_bytes',
+        calls: 2,
+        statuses: { '200': 1, '429': 1 },
+      },
+    ]);
+    const [first] = view.routes;
+    expect(first!.median_ms).toBeGreaterThan(0);
+    expect(first!.p95_ms).toBeGreaterThanOrEqual(first!.median_ms);
+    expect(first!.max_ms).toBeGreaterThanOrEqual(first!.p95_ms);
+
+    const cleared = (
+      await call(sandbox.app, 'DELETE', '/_admin/traffic', undefined, admin)
+    ).json<TrafficView>();
+    expect(cleared).toMatchObject({ calls: 0, routes: [] });
+    expect(Date.parse(cleared.since)).toBeGreaterThanOrEqual(Date.parse(view.since));
   });
 });
