@@ -3,7 +3,7 @@
 // Unlike S3, a key cannot be both an object and a folder of other objects (`a` and `a/b`). Copies go
 // through streams rather than `copyFile`, which cannot be interrupted, so an abort stops them midway.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -70,6 +70,36 @@ export async function writeFileAtomically(
   }
 }
 
+/**
+ * `writeFileAtomically` for a small body, in synchronous calls: a batch's results (tens of KB) are
+ * written thousands of times a run, and the promise of each open, write, close and rename cost more of
+ * the worker's event loop than the writes (2.3 s of CPU in a 50,000-row people run); these take a few
+ * microseconds each.
+ */
+function writeSmallFileAtomically(file: string, body: Uint8Array | string): void {
+  const dir = path.dirname(file);
+  ensureDirSync(dir);
+  const temp = tempNameFor(file);
+  try {
+    try {
+      writeFileSync(temp, body);
+    } catch (error) {
+      // The folder was removed since it was made (a run deleted, a test's scratch): make it again.
+      if (errnoCode(error) !== 'ENOENT') throw error;
+      madeDirs.delete(dir);
+      ensureDirSync(dir);
+      writeFileSync(temp, body);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Bodies up to this many bytes (or characters) are written synchronously. */
+const SMALL_WRITE = 1 << 20;
+
 // Folders this process made: a run writes thousands of result files into a few folders, and a
 // recursive mkdir before each write cost more CPU than the write (1.5 s of a 50,000-row people run).
 const madeDirs = new Set<string>();
@@ -78,6 +108,13 @@ const MADE_DIRS_KEPT = 4_096;
 async function ensureDir(dir: string): Promise<void> {
   if (madeDirs.has(dir)) return;
   await fs.mkdir(dir, { recursive: true });
+  if (madeDirs.size >= MADE_DIRS_KEPT) madeDirs.clear();
+  madeDirs.add(dir);
+}
+
+function ensureDirSync(dir: string): void {
+  if (madeDirs.has(dir)) return;
+  mkdirSync(dir, { recursive: true });
   if (madeDirs.size >= MADE_DIRS_KEPT) madeDirs.clear();
   madeDirs.add(dir);
 }
@@ -132,6 +169,11 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, body: Uint8Array | string | Readable, options: PutOptions = {}): Promise<void> {
     const file = this.fileFor(key);
     try {
+      if ((typeof body === 'string' || body instanceof Uint8Array) && body.length <= SMALL_WRITE) {
+        options.signal?.throwIfAborted();
+        writeSmallFileAtomically(file, body);
+        return;
+      }
       const whole = typeof body === 'string' || body instanceof Uint8Array;
       await writeFileAtomically(
         file,

@@ -1,7 +1,7 @@
 // The files of one run, addressed by keys relative to the run's prefix in its object store. A signal
 // given when the run's files are opened (or to one call) reaches every request, stream and copy below.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, writeSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -159,10 +159,14 @@ async function appendFiles(
 }
 
 /**
- * `appendFiles` for a local-folder store: eight files read at a time, each through a buffer of its
- * own that is reused for the next file, and appended in turn. Reading each into a fresh Buffer (as for
- * S3) leaves about the table's size of dead Buffers for V8 to collect whenever it gets to it, on top of
- * the DuckDB session that comes next.
+ * `appendFiles` for files already on this machine (a local-folder store). They are small (a batch's
+ * results, a few to a few hundred KB) and many: read and written with synchronous calls, a few
+ * microseconds each, where a promise per open, read, write and close cost ~0.4 ms of the event loop
+ * per file (850 match results of a people run: 260-600 ms gathered asynchronously). The loop yields
+ * to the event loop every few milliseconds, so heartbeats and other activities' calls go on meanwhile.
+ * One buffer, grown as needed, takes every file in turn: a fresh Buffer per file would leave about the
+ * table's size of dead Buffers for V8 to collect whenever it gets to it, on top of the DuckDB session
+ * that comes next.
  */
 async function appendLocal(
   sources: readonly string[],
@@ -171,42 +175,52 @@ async function appendLocal(
   onProgress: ((gathered: number) => void) | undefined,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const out = new PartWriter(nextFile, partBytes);
-  let next = 0;
-  let gathered = 0;
-  const reader = async () => {
-    let buffer = Buffer.allocUnsafe(256 * 1024);
-    while (next < sources.length) {
-      const source = sources[next++]!;
-      const input = await open(source, 'r');
+  let fd: number | undefined;
+  let written = 0;
+  let buffer = Buffer.allocUnsafe(256 * 1024);
+  try {
+    let sliceStart = performance.now();
+    for (const [i, source] of sources.entries()) {
+      if (performance.now() - sliceStart > SYNC_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      signal?.throwIfAborted();
       let length = 0;
+      const input = openSync(source, 'r');
       try {
         for (;;) {
-          // File handles take no signal: look between reads.
-          signal?.throwIfAborted();
           if (length === buffer.length) {
             const larger = Buffer.allocUnsafe(buffer.length * 2);
             buffer.copy(larger, 0, 0, length);
             buffer = larger;
           }
-          const { bytesRead } = await input.read(buffer, length, buffer.length - length, null);
-          if (bytesRead === 0) break;
-          length += bytesRead;
+          const read = readSync(input, buffer, length, buffer.length - length, null);
+          if (read === 0) break;
+          length += read;
         }
       } finally {
-        await input.close();
+        closeSync(input);
       }
-      // The buffer is free again once its file's lines are written.
-      await out.append(buffer, length);
-      if (++gathered % 500 === 0) onProgress?.(gathered);
+      if (length > 0) {
+        if (fd === undefined || written >= partBytes) {
+          if (fd !== undefined) closeSync(fd);
+          fd = undefined;
+          fd = openSync(nextFile(), 'w');
+          written = 0;
+        }
+        written += writeSync(fd, buffer, 0, length);
+        if (buffer[length - 1] !== 0x0a) written += writeSync(fd, NEWLINE);
+      }
+      if ((i + 1) % 500 === 0) onProgress?.(i + 1);
     }
-  };
-  try {
-    await Promise.all(Array.from({ length: Math.min(8, sources.length) }, reader));
   } finally {
-    await out.close();
+    if (fd !== undefined) closeSync(fd);
   }
 }
+
+/** How long a synchronous stretch of `appendLocal` runs before it lets the event loop turn. */
+const SYNC_SLICE_MS = 5;
 
 /** Appends whole objects, one after another, to a file; a new file from `nextFile` past `partBytes`. */
 class PartWriter {

@@ -1,6 +1,6 @@
 // A run's files under an abort signal: the signal given when they are opened, or to one call, reaches
 // every read, write, listing and copy, which then reject with its reason.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,27 @@ describe.each([
     const gathered = await gatherLines(files, keys, path.join(scratch, 'all.jsonl'));
     expect(gathered).toBe(path.join(scratch, 'all.jsonl'));
     expect(await downloadAll(files, keys, path.join(scratch, 'copies'))).toHaveLength(3);
+  });
+
+  it('gathers every line of many files into parts once, whatever their size and last newline', async () => {
+    const files = new RunFiles(store, 'out', 'run-2');
+    const big = 'x'.repeat(600 * 1024); // past the first read buffer
+    const bodies = new Map<string, string>([
+      ['many/0.jsonl', '{"n":0}\n{"n":1}\n'],
+      ['many/1.jsonl', '{"n":2}'], // no newline at its end
+      ['many/2.jsonl', ''], // empty: nothing gathered
+      ['many/3.jsonl', `{"big":"${big}"}\n`],
+    ]);
+    for (let i = 4; i < 300; i++) bodies.set(`many/${i}.jsonl`, `{"n":${i}}\n`);
+    for (const [key, body] of bodies) await store.put(files.key(key), body);
+    const scratch = mkdtempSync(path.join(root, 'scratch-'));
+    const parts = await gatherLineParts(files, [...bodies.keys()], path.join(scratch, 'parts'), 1024);
+    const lines = parts.flatMap((part) => readFileSync(part, 'utf8').split('\n').slice(0, -1));
+    const expected = [...bodies.values()].flatMap((body) => body.split('\n').filter(Boolean));
+    expect(lines.sort()).toEqual(expected.sort());
+    // A new part once one holds 1 KB: the big line alone is one part.
+    expect(parts.length).toBeGreaterThan(2);
+    expect(parts.every((part) => readFileSync(part, 'utf8').endsWith('\n'))).toBe(true);
   });
 
   it('every operation of files opened with an aborted signal rejects with its reason', async () => {
