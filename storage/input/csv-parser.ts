@@ -261,6 +261,7 @@ function findLineBreak(text: string, from: number): number {
 }
 
 const DELIMITER_CANDIDATES = [',', ';', '\t', '|'];
+const SNIFF_RECORDS = 200;
 
 /**
  * Picks the delimiter of a CSV sample (its first kilobytes): the candidate that splits the first record
@@ -269,10 +270,18 @@ const DELIMITER_CANDIDATES = [',', ';', '\t', '|'];
 export function sniffCsvDelimiter(sample: string): string {
   let best = ',';
   let bestScore = 0;
+  // The first 200 records are judged: cut the sample after its 201st line, so that each candidate
+  // parses those rather than all 64 KiB (four parses of the whole sample cost ~35 ms an open).
+  let cut = -1;
+  for (let lines = 0; lines < SNIFF_RECORDS + 1; lines++) {
+    cut = sample.indexOf('\n', cut + 1);
+    if (cut < 0) break;
+  }
+  if (cut >= 0) sample = sample.slice(0, cut + 1);
   for (const candidate of DELIMITER_CANDIDATES) {
     const parser = new CsvParser({ delimiter: candidate, maxRecordChars: sample.length + 1 });
     // The sample may end mid-record: only records `push` completed are judged.
-    const records = parser.push(sample).records.slice(0, 200);
+    const records = parser.push(sample).records.slice(0, SNIFF_RECORDS);
     const header = records[0];
     if (!header || header.fields.length < 2) continue;
     const width = header.fields.length;
