@@ -29,13 +29,14 @@ export function createActivities(deps: ActivityDeps) {
       planRun: 'tablePlanning',
       callBatch: 'apiCall',
       buildEnrichPlan: 'tablePlanning',
+      writeMatchesTable: 'tableCommit',
       buildEmployerPlan: 'tablePlanning',
       planRetry: 'tablePlanning',
       recordFailures: 'bookkeeping',
       commitTable: 'tableCommit',
       commitRun: 'tableCommit',
     },
-    ['planRun', 'buildEnrichPlan', 'buildEmployerPlan', 'commitTable', 'commitRun'],
+    ['planRun', 'buildEnrichPlan', 'writeMatchesTable', 'buildEmployerPlan', 'commitTable', 'commitRun'],
     deps.gate,
   );
 }

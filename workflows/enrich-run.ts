@@ -28,6 +28,7 @@ export { runProgressQuery, splitBudget, stageWorkflowId } from './run-tracker.js
 const { planRun, buildEnrichPlan, buildEmployerPlan, planRetry } = proxyActivities<PipelineActivities>(
   activityOptions('tablePlanning'),
 );
+const { writeMatchesTable } = proxyActivities<PipelineActivities>(activityOptions('tableCommit'));
 
 export interface EnrichRunWorkflowInput extends EnrichRunInput {
   /** Task queue of the API activities (where the shared rate budget is enforced). */
@@ -73,6 +74,15 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
       ...freshnessOf({ request, startedAt }),
     });
     state.enrichPlan = enrichPlan;
+    // The matches table (input columns and all) is written while the datasets call the service: the
+    // id plan above is all they need.
+    const matchesTable = writeMatchesTable({
+      run,
+      idsProvided: plan.idsProvided,
+      ...(plan.entity ? { entity: plan.entity } : {}),
+    });
+    // Awaited below; until then a failure must not count as unhandled.
+    matchesTable.catch(() => undefined);
     const employers = employerDatasets(request.datasets, plan.entity);
     if (employers.length === 0) {
       const { results, tables } = await tracker.runDatasets(
@@ -80,6 +90,7 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
         budget,
       );
       stages.push(...results);
+      await matchesTable;
       return await tracker.commit(plan, enrichPlan, stages, startedAt, undefined, tables);
     }
     const withEmployers = await runPeopleAndEmployers(
@@ -88,6 +99,7 @@ export async function enrichRunWorkflow(input: EnrichRunWorkflowInput): Promise<
       employers,
       budget,
       freshnessOf({ request, startedAt }),
+      matchesTable,
     );
     stages.push(...withEmployers.stages);
     return await tracker.commit(
@@ -125,7 +137,9 @@ function employerSummary({
  * The dataset stages of a people run that names business datasets. Profiles go first: they name the
  * employers. The other people datasets follow as a chain (the first as the profiles start their last
  * batch); once the profiles table is committed the employers are planned from it, and the employer
- * datasets run beside the people's. A call budget is shared in proportion to batches, the employers
+ * datasets join the end of the chain (the first as the last people stage starts its last batch), so
+ * that the people's tables are committed while the employers' calls go on and only the last
+ * employer table is left for the end. A call budget is shared in proportion to batches, the employers
  * counted at one per person until their plan is known.
  */
 async function runPeopleAndEmployers(
@@ -134,6 +148,8 @@ async function runPeopleAndEmployers(
   employers: EnrichDataset[],
   budget: number | undefined,
   freshness: Freshness,
+  /** The `prospect_matches` table being written: the employer plan adds its link column to it. */
+  matchesTable: Promise<unknown>,
 ): Promise<{ stages: StageResult[]; enrichPlan: EnrichPlanSummary; committed: TableSummary[] }> {
   const { run, state } = tracker;
   const people = [
@@ -148,8 +164,10 @@ async function runPeopleAndEmployers(
       people.map((plan) => ({ plan })),
       peopleBudget,
     );
+    const lastPeople = people[people.length - 1];
     const employed = (async () => {
       const profiled = people[0]?.stage === 'profiles' ? await chain[0] : undefined;
+      await matchesTable;
       const employerPlan = employerSummary(
         await buildEmployerPlan({ run, datasets: employers, ...freshness }),
       );
@@ -168,6 +186,7 @@ async function runPeopleAndEmployers(
           tracker.chainDatasets(
             employerPlan.stages.map((plan) => ({ plan })),
             left,
+            lastPeople && { stage: lastPeople.stage, running: chain[chain.length - 1]! },
           ),
         ),
       };
@@ -265,6 +284,11 @@ export async function retryRunWorkflow(input: RetryRunWorkflowInput): Promise<Ru
       };
       appended = extended.appended;
       state.enrichPlan = enrichPlan;
+      await writeMatchesTable({
+        run,
+        idsProvided: previous.plan.idsProvided,
+        ...(previous.plan.entity ? { entity: previous.plan.entity } : {}),
+      });
     }
     state.stage = 'enriching';
     const workOf = (plans: StagePlan[], added: PendingBatches[]) =>

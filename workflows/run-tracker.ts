@@ -165,7 +165,12 @@ export function createRunTracker(
    * service (only the last table's commit is left for the end of the run). Each call budget is the
    * stage's share, in proportion to its batches, so that together they stop at the budget.
    */
-  const chainDatasets = (work: StageWork[], budget?: number): Promise<DatasetDone>[] => {
+  const chainDatasets = (
+    work: StageWork[],
+    budget?: number,
+    /** A stage running elsewhere that the first of `work` follows, as if it were the chain's link before. */
+    after?: { stage: StageName; running: Promise<unknown> },
+  ): Promise<DatasetDone>[] => {
     const budgets = splitBudget(
       budget,
       work.map(({ plan, batches, resumeFrom, resumeTo }) =>
@@ -176,8 +181,8 @@ export function createRunTracker(
     );
     const chain: Promise<DatasetDone>[] = [];
     work.forEach(({ plan, batches, resumeFrom, resumeTo }, i) => {
-      const before = chain[i - 1];
-      const beforeStage = work[i - 1]?.plan.stage;
+      const before = i === 0 ? after?.running : chain[i - 1];
+      const beforeStage = i === 0 ? after?.stage : work[i - 1]?.plan.stage;
       chain.push(
         (async () => {
           if (before && beforeStage) await untilDrained(beforeStage, before);

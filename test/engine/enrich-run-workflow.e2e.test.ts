@@ -80,6 +80,10 @@ function mockedActivities(): Partial<PipelineActivities> {
         appended: [],
       });
     },
+    writeMatchesTable: ({ run }: { run: { runId: string } }) => {
+      recordOf(run.runId).log.push('writeMatchesTable');
+      return Promise.resolve({ table: 'matches', files: [], rows: 100, columns: [] });
+    },
     commitTable: ({ run, dataset }) => {
       recordOf(run.runId).log.push(`commitTable ${dataset}`);
       return Promise.resolve({ table: dataset, files: [], rows: 100, columns: [] });
@@ -168,7 +172,10 @@ describe('the run workflow, with mocked activities', () => {
     const log = runs.get(runId)!.log;
     expect(log.slice(0, 4)).toEqual(['planRun', 'call match c0b0', 'call match c0b1', 'buildEnrichPlan']);
     // The first dataset alone until it has started its last batch; the second starts after that.
-    expect(log.slice(4, 6)).toEqual(['call firmographics c0b0', 'call firmographics c0b1']);
+    expect(log.filter((l) => l !== 'writeMatchesTable').slice(4, 6)).toEqual([
+      'call firmographics c0b0',
+      'call firmographics c0b1',
+    ]);
     const at = (entry: string) => log.indexOf(entry);
     expect(at('call technographics c0b0')).toBeGreaterThan(at('call firmographics c0b1'));
     expect(at('call technographics c0b1')).toBeGreaterThan(at('call technographics c0b0'));
@@ -176,6 +183,9 @@ describe('the run workflow, with mocked activities', () => {
     expect(at('commitTable firmographics')).toBeGreaterThan(at('call firmographics c0b1'));
     expect(at('commitTable technographics')).toBeGreaterThan(at('call technographics c0b1'));
     expect(log.filter((l) => l.startsWith('commitTable'))).toHaveLength(2);
+    // The matches table is written once, after the id plan and before the run's commit.
+    expect(log.filter((l) => l === 'writeMatchesTable')).toHaveLength(1);
+    expect(at('writeMatchesTable')).toBeGreaterThan(at('buildEnrichPlan'));
     expect(log.at(-1)).toBe('commitRun');
   });
 
