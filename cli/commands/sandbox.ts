@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { BULK_DATASETS, type BulkDataset } from '../../contract/datasets.js';
+import { PROSPECT_DATASETS, type ProspectDataset } from '../../contract/prospect-datasets.js';
 import { compiledValidator } from '../../contract/index.js';
 import { FaultConfigSchema, type FaultConfig } from '../../sandbox/http/faults.js';
 import { Option, type Command } from 'commander';
@@ -27,23 +28,25 @@ interface ServeFlags {
   eventsPerMinute: string;
   recordCacheMb: string;
   preload: string;
+  prospectRecordCacheMb: string;
+  preloadProspects: string;
   faults?: string;
   strict?: boolean;
   now?: string;
 }
 
-/** `firmographics,technographics` → the bulk datasets named, each checked. */
-function parseDatasets(list: string): BulkDataset[] {
+/** `firmographics,technographics` → the datasets named, each checked against `known`. */
+function parseDatasets<D extends string>(flag: string, list: string, known: readonly D[], kind: string): D[] {
   const names = list
     .split(',')
     .map((name) => name.trim())
     .filter((name) => name.length > 0);
   for (const name of names) {
-    if (!(BULK_DATASETS as readonly string[]).includes(name)) {
-      throw new UsageError(`--preload: '${name}' is not a bulk dataset (one of ${BULK_DATASETS.join(', ')})`);
+    if (!(known as readonly string[]).includes(name)) {
+      throw new UsageError(`${flag}: '${name}' is not a ${kind} (one of ${known.join(', ')})`);
     }
   }
-  return names as BulkDataset[];
+  return names as D[];
 }
 
 /** Reads and checks a fault file; the same rules the admin route `PUT /_admin/faults` accepts. */
@@ -109,6 +112,16 @@ export function registerSandboxCommand(program: Command): void {
       'bulk datasets loaded into that memory at start, comma-separated (others load on first use)',
       'firmographics',
     )
+    .addOption(
+      new Option('--prospect-record-cache-mb <n>', 'memory for prospect bulk-dataset records, MiB').default(
+        '128',
+      ),
+    )
+    .option(
+      '--preload-prospects <datasets>',
+      'prospect bulk datasets loaded into that memory once the match keys are in, comma-separated (others load on first use)',
+      'profiles,contacts_information',
+    )
     .option('--faults <file>', 'JSON or YAML file of faults active from the start ({ rules: [...], seed })')
     .option('--strict', "accept the spec's names only: no provider aliases, no unknown keys in match items")
     .option(
@@ -145,7 +158,20 @@ export function registerSandboxCommand(program: Command): void {
         ...(flags.adminKey ? { adminKey: flags.adminKey } : {}),
         events: { emitRatePerMinute: count('--events-per-minute', flags.eventsPerMinute, 0) },
         recordCacheBytes: count('--record-cache-mb', flags.recordCacheMb, 0) * 1024 * 1024,
-        preloadDatasets: parseDatasets(flags.preload),
+        preloadDatasets: parseDatasets<BulkDataset>(
+          '--preload',
+          flags.preload,
+          BULK_DATASETS,
+          'bulk dataset',
+        ),
+        prospectRecordCacheBytes:
+          count('--prospect-record-cache-mb', flags.prospectRecordCacheMb, 0) * 1024 * 1024,
+        preloadProspectDatasets: parseDatasets<ProspectDataset>(
+          '--preload-prospects',
+          flags.preloadProspects,
+          PROSPECT_DATASETS,
+          'prospect bulk dataset',
+        ),
         ...(flags.faults ? { faults: readFaults(flags.faults) } : {}),
         ...(flags.strict ? { strict: true } : {}),
         // The clock starts at --now and runs, so the rate limit window and live events still move.

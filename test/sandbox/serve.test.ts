@@ -109,9 +109,26 @@ describe('enrichflow sandbox serve', () => {
       '--admin-key',
       '--strict',
       '--now',
+      '--record-cache-mb',
+      '--preload',
+      '--prospect-record-cache-mb',
+      '--preload-prospects',
     ]) {
       expect(help).toContain(flag);
     }
     expect(help).toContain('dev-key-enrichflow');
+  });
+
+  it('refuses a dataset to preload that is not of its kind, naming the flag', async () => {
+    const program = new Command().exitOverride();
+    registerSandboxCommand(program);
+    const serve = (flag: string, value: string) =>
+      program.parseAsync(['node', 'enrichflow', 'sandbox', 'serve', '--port', '0', flag, value]);
+    await expect(serve('--preload-prospects', 'profiles,firmographics')).rejects.toThrow(
+      "--preload-prospects: 'firmographics' is not a prospect bulk dataset (one of profiles, contacts_information, network_posts)",
+    );
+    await expect(serve('--preload', 'profiles')).rejects.toThrow(
+      "--preload: 'profiles' is not a bulk dataset",
+    );
   });
 });
