@@ -163,16 +163,20 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
     }: MatchSource & { run: RunLocation }): Promise<TableSummary> => {
       const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
       const source = { idsProvided, ...(entity ? { entity } : {}) };
-      return duck(async (connection, scratch) => {
-        await loadMatched(connection, files, scratch, source, true);
-        return writeParquetTable(
-          connection,
-          files,
-          matchNames(source).matchesTable,
-          'SELECT * FROM matched ORDER BY row_number',
-          scratch,
-        );
-      });
+      // One DuckDB thread: this runs beside the dataset stages, whose calls need the worker's CPU more.
+      return duck(
+        async (connection, scratch) => {
+          await loadMatched(connection, files, scratch, source, true);
+          return writeParquetTable(
+            connection,
+            files,
+            matchNames(source).matchesTable,
+            'SELECT * FROM matched ORDER BY row_number',
+            scratch,
+          );
+        },
+        { threads: 1 },
+      );
     },
 
     /**
