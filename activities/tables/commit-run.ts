@@ -64,7 +64,9 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
     }): Promise<RunSummary> => {
       const { run } = input;
       const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
-      const failuresTable = await duck(async (connection, scratch) => {
+      const rejects = await files.getJson<TableSummary>('_work/tables/rejects.json');
+      // One DuckDB session for the failures table and the reasons rejects were given.
+      const { failuresTable, rejectReasons } = await duck(async (connection, scratch) => {
         const rows: unknown[] = [];
         {
           for (const key of await files.list(runLayout.failuresPrefix)) {
@@ -94,18 +96,20 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
         const source = rows.length
           ? `read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = {stage: 'VARCHAR', batch: 'VARCHAR', error_type: 'VARCHAR', message: 'VARCHAR', attempts: 'INTEGER', items: 'VARCHAR[]'})`
           : `(SELECT NULL::VARCHAR AS stage, NULL::VARCHAR AS batch, NULL::VARCHAR AS error_type, NULL::VARCHAR AS message, NULL::INTEGER AS attempts, NULL::VARCHAR[] AS items WHERE false)`;
-        return writeParquetTable(
-          connection,
-          files,
-          'failures',
-          `SELECT * FROM ${source} ORDER BY stage, batch`,
-          scratch,
-        );
+        return {
+          failuresTable: await writeParquetTable(
+            connection,
+            files,
+            'failures',
+            `SELECT * FROM ${source} ORDER BY stage, batch`,
+            scratch,
+          ),
+          rejectReasons: await rejectReasonsOf(connection, files, rejects, scratch),
+        };
       });
       const matches = await files.getJson<TableSummary>(
         `_work/tables/${input.plan.entity === 'prospects' ? 'prospect_matches' : 'matches'}.json`,
       );
-      const rejects = await files.getJson<TableSummary>('_work/tables/rejects.json');
       const tables = [...input.datasetTables, matches, rejects, failuresTable];
       const finishedAt = new Date().toISOString();
       const failedBatches = failuresTable.rows;
@@ -185,9 +189,6 @@ export function createCommitRunActivities(deps: ActivityDeps, plans: RunPlans) {
       await files.putJson(runLayout.runSummary, summary);
       await files.putJson(runLayout.manifest, manifest);
       // The analyst's view of the same facts, next to the manifest.
-      const rejectReasons = await duck((connection, scratch) =>
-        rejectReasonsOf(connection, files, rejects, scratch),
-      );
       await files.store.put(files.key(runLayout.report), renderRunReport(manifest, { rejectReasons }), {
         contentType: 'text/markdown; charset=utf-8',
       });
