@@ -41,17 +41,20 @@ function errnoCode(error: unknown): string | undefined {
 
 /**
  * Writes a file atomically: `write` fills a temporary sibling, which is then renamed over `file`.
- * The temporary file is removed when `write` fails.
+ * The temporary file is removed when `write` fails. The folder, the rename and the clean-up are
+ * synchronous calls (microseconds each): a run writes thousands of small result files, and a promise
+ * for each open, write, close and rename cost more of the worker's event loop than the writes (2.3 s of
+ * CPU in a 50,000-row people run); `write` itself may be synchronous for a small body.
  */
 export async function writeFileAtomically(
   file: string,
-  write: (tempPath: string) => Promise<void>,
+  write: (tempPath: string) => void | Promise<void>,
   /** False when `write` cannot run twice (it consumes a stream): the folder is then made every time. */
   rerunnable = true,
 ): Promise<void> {
   const dir = path.dirname(file);
-  if (rerunnable) await ensureDir(dir);
-  else await fs.mkdir(dir, { recursive: true });
+  if (rerunnable) ensureDir(dir);
+  else mkdirSync(dir, { recursive: true });
   const temp = tempNameFor(file);
   try {
     try {
@@ -60,35 +63,8 @@ export async function writeFileAtomically(
       // The folder was removed since it was made (a run deleted, a test's scratch): make it again.
       if (!rerunnable || errnoCode(error) !== 'ENOENT') throw error;
       madeDirs.delete(dir);
-      await ensureDir(dir);
+      ensureDir(dir);
       await write(temp);
-    }
-    await fs.rename(temp, file);
-  } catch (error) {
-    await fs.rm(temp, { force: true });
-    throw error;
-  }
-}
-
-/**
- * `writeFileAtomically` for a small body, in synchronous calls: a batch's results (tens of KB) are
- * written thousands of times a run, and the promise of each open, write, close and rename cost more of
- * the worker's event loop than the writes (2.3 s of CPU in a 50,000-row people run); these take a few
- * microseconds each.
- */
-function writeSmallFileAtomically(file: string, body: Uint8Array | string): void {
-  const dir = path.dirname(file);
-  ensureDirSync(dir);
-  const temp = tempNameFor(file);
-  try {
-    try {
-      writeFileSync(temp, body);
-    } catch (error) {
-      // The folder was removed since it was made (a run deleted, a test's scratch): make it again.
-      if (errnoCode(error) !== 'ENOENT') throw error;
-      madeDirs.delete(dir);
-      ensureDirSync(dir);
-      writeFileSync(temp, body);
     }
     renameSync(temp, file);
   } catch (error) {
@@ -105,14 +81,7 @@ const SMALL_WRITE = 1 << 20;
 const madeDirs = new Set<string>();
 const MADE_DIRS_KEPT = 4_096;
 
-async function ensureDir(dir: string): Promise<void> {
-  if (madeDirs.has(dir)) return;
-  await fs.mkdir(dir, { recursive: true });
-  if (madeDirs.size >= MADE_DIRS_KEPT) madeDirs.clear();
-  madeDirs.add(dir);
-}
-
-function ensureDirSync(dir: string): void {
+function ensureDir(dir: string): void {
   if (madeDirs.has(dir)) return;
   mkdirSync(dir, { recursive: true });
   if (madeDirs.size >= MADE_DIRS_KEPT) madeDirs.clear();
@@ -169,20 +138,16 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, body: Uint8Array | string | Readable, options: PutOptions = {}): Promise<void> {
     const file = this.fileFor(key);
     try {
-      if ((typeof body === 'string' || body instanceof Uint8Array) && body.length <= SMALL_WRITE) {
-        options.signal?.throwIfAborted();
-        writeSmallFileAtomically(file, body);
-        return;
-      }
       const whole = typeof body === 'string' || body instanceof Uint8Array;
+      options.signal?.throwIfAborted();
       await writeFileAtomically(
         file,
-        async (temp) => {
+        (temp) => {
           if (typeof body === 'string' || body instanceof Uint8Array) {
-            await fs.writeFile(temp, body, { signal: options.signal });
-          } else {
-            await pipeline(body, createWriteStream(temp), { signal: options.signal });
+            if (body.length <= SMALL_WRITE) return writeFileSync(temp, body);
+            return fs.writeFile(temp, body, { signal: options.signal });
           }
+          return pipeline(body, createWriteStream(temp), { signal: options.signal });
         },
         whole,
       );

@@ -118,9 +118,10 @@ export function createEnrichPlanActivities(deps: ActivityDeps, plans: RunPlans) 
     }): Promise<EnrichPlanSummary & { appended: PendingBatches[] }> => {
       const files = RunFiles.open(resolveStore, run, { signal: cancellationSignal() });
       const people = entity === 'prospects';
-      const { idColumn } = matchNames({ idsProvided, ...(entity ? { entity } : {}) });
+      const source = { idsProvided, ...(entity ? { entity } : {}) };
+      const { idColumn } = matchNames(source);
       return duck(async (connection, scratch) => {
-        await loadMatched(connection, files, scratch, { idsProvided, ...(entity ? { entity } : {}) }, false);
+        await loadMatched(connection, files, scratch, source, false);
         await connection.run(
           `CREATE TABLE ids AS SELECT ${idColumn} AS id FROM matched WHERE ${idColumn} IS NOT NULL
              GROUP BY ${idColumn} ORDER BY min(row_number)`,

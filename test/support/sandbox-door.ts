@@ -104,32 +104,3 @@ export function peakInWindow(requests: DoorRequest[], windowMs: number): number 
   }
   return peak;
 }
-
-export interface RouteCalls {
-  calls: number;
-  /** Answered 429. */
-  throttled: number;
-  /** Median and 95th percentile of the answer times through the door, ms. */
-  medianMs: number;
-  p95Ms: number;
-}
-
-/** Requests per route (the path without its query): how many, how many answered 429, how fast. */
-export function callsByRoute(requests: DoorRequest[]): Map<string, RouteCalls> {
-  const times = new Map<string, number[]>();
-  const routes = new Map<string, RouteCalls>();
-  for (const request of requests) {
-    const route = request.path.split('?')[0] ?? request.path;
-    const entry = routes.get(route) ?? { calls: 0, throttled: 0, medianMs: 0, p95Ms: 0 };
-    entry.calls += 1;
-    if (request.status === 429) entry.throttled += 1;
-    routes.set(route, entry);
-    times.set(route, [...(times.get(route) ?? []), request.ms]);
-  }
-  for (const [route, entry] of routes) {
-    const sorted = times.get(route)!.sort((a, b) => a - b);
-    entry.medianMs = sorted[Math.floor(sorted.length / 2)] ?? 0;
-    entry.p95Ms = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0;
-  }
-  return routes;
-}
